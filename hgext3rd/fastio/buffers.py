@@ -1,0 +1,274 @@
+"""Large-buffer reading of bundle streams.
+
+Stock parsing of a stream bundle issues several small ``read()`` calls per
+file (one byte for the source, one per varint byte, the name, then the data)
+on a bundle2 part, whose ``read`` is itself layered over payload chunks.  A
+:class:`StreamBuffer` reads big blocks instead and parses headers out of
+memory; file contents are written from the block with no extra copy.
+
+It must only be used on a stream that ends where the data of interest ends
+(a bundle2 part): it reads ahead up to ``size`` bytes.
+"""
+
+import queue
+import threading
+
+from mercurial.i18n import _
+from mercurial import error
+
+_EMPTY = b""
+
+
+def truncated(got, expected):
+    return error.Abort(
+        _(b"stream ended unexpectedly (got %d bytes, expected %d)") % (got, expected)
+    )
+
+
+def _uvarint_at(buf, pos, end):
+    """``(value, next_pos)`` of the varint at ``pos``, None if incomplete."""
+    value = shift = 0
+    while pos < end:
+        byte = buf[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, pos
+        shift += 7
+        if shift > 63:
+            raise error.Abort(_(b"malformed stream: varint too long"))
+    return None
+
+
+def _file_at(buf, pos, end):
+    """``(src, name, offset, size)`` of the v2 file at ``pos`` if its header
+    and content are complete in ``buf[:end]``, else None."""
+    if pos >= end:
+        return None
+    header = _uvarint_at(buf, pos + 1, end)
+    if header is None:
+        return None
+    namelen, p = header
+    header = _uvarint_at(buf, p, end)
+    if header is None:
+        return None
+    datalen, p = header
+    start = p + namelen
+    if start + datalen > end:
+        return None
+    return buf[pos : pos + 1], buf[p:start], start, datalen
+
+
+class StreamBuffer:
+    """Read-ahead parser over a ``read(n)`` file-like object."""
+
+    def __init__(self, fp, size=1 << 20):
+        self._read = fp.read
+        self._size = size
+        self._buf = _EMPTY
+        self._pos = 0
+        self.consumed = 0  # bytes handed out so far
+
+    def _fill(self, need):
+        """Make at least ``need`` bytes available at ``self._pos``."""
+        rest = self._buf[self._pos :]
+        chunks = [rest]
+        have = len(rest)
+        while have < need:
+            data = self._read(max(self._size, need - have))
+            if not data:
+                break
+            chunks.append(data)
+            have += len(data)
+        self._buf = _EMPTY.join(chunks)
+        self._pos = 0
+        return have
+
+    def read_exact(self, n):
+        pos = self._pos
+        end = pos + n
+        if end > len(self._buf):
+            have = self._fill(n)
+            if have < n:
+                raise truncated(have, n)
+            pos, end = 0, n
+        self._pos = end
+        self.consumed += n
+        return self._buf[pos:end]
+
+    def read_uvarint(self):
+        buf = self._buf
+        pos = self._pos
+        result = 0
+        shift = 0
+        while True:
+            if pos >= len(buf):
+                self._pos = pos
+                if not self._fill(1):
+                    raise truncated(0, 1)
+                buf = self._buf
+                pos = 0
+            byte = buf[pos]
+            pos += 1
+            self.consumed += 1
+            result |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                self._pos = pos
+                return result
+            shift += 7
+            if shift > 63:
+                raise error.Abort(_(b"malformed stream: varint too long"))
+
+    def copy_to(self, write, n):
+        """Pass the next ``n`` bytes to ``write``: slices of the buffer, or
+        blocks read straight from the source when a content is large."""
+        left = n
+        size = self._size
+        while left:
+            pos = self._pos
+            avail = len(self._buf) - pos
+            if avail:
+                take = avail if avail < left else left
+                write(memoryview(self._buf)[pos : pos + take])
+                self._pos = pos + take
+                left -= take
+            elif left >= size:
+                data = self._read(size)
+                if not data:
+                    raise truncated(n - left, n)
+                write(data)
+                left -= len(data)
+            elif not self._fill(left):
+                raise truncated(n - left, n)
+        self.consumed += n
+
+    def scan_files(self, limit):
+        """Parse up to ``limit`` v2 file headers whose contents are entirely
+        in the buffer, without copying: return ``(data, entries)`` where
+        each entry is ``(src, name, offset, size)`` into ``data``.
+
+        Returns no entry when the next file is not complete in the buffer
+        (the caller then tops the buffer up, or streams a large file).
+        """
+        buf = self._buf
+        end = len(buf)
+        pos = self._pos
+        entries = []
+        append = entries.append
+        while len(entries) < limit:
+            entry = _file_at(buf, pos, end)
+            if entry is None:
+                break
+            append(entry)
+            pos = entry[2] + entry[3]
+        self.consumed += pos - self._pos
+        self._pos = pos
+        return buf, entries
+
+    def scan_entries(self, limit):
+        """Like :meth:`scan_files` for v3 entries (a file count, then the
+        files): return ``(data, files, entry_count)`` for up to ``limit``
+        entries that are complete in the buffer."""
+        buf = self._buf
+        end = len(buf)
+        pos = self._pos
+        files = []
+        count = 0
+        while count < limit:
+            header = _uvarint_at(buf, pos, end)
+            if header is None:
+                break
+            nfiles, p = header
+            first = len(files)
+            while nfiles:
+                entry = _file_at(buf, p, end)
+                if entry is None:
+                    break
+                files.append(entry)
+                p = entry[2] + entry[3]
+                nfiles -= 1
+            if nfiles:
+                del files[first:]
+                break
+            pos = p
+            count += 1
+        self.consumed += pos - self._pos
+        self._pos = pos
+        return buf, files, count
+
+    def top_up(self):
+        """Refill so that a full block is available; False at the end."""
+        before = len(self._buf) - self._pos
+        return self._fill(self._size) > before
+
+    def at_eof(self):
+        """True when nothing is left, neither buffered nor in the source."""
+        if self._pos < len(self._buf):
+            return False
+        return not self._fill(1)
+
+
+class PrefetchReader:
+    """Read the source in a background thread, a bounded number of blocks
+    ahead, so network receive overlaps with writing files.
+
+    Used when ``worker.parallel-stream-bundle-processing`` asks for a
+    threaded consumer.  Errors of the reading thread surface in ``read``.
+    """
+
+    def __init__(self, fp, block=1 << 20, max_blocks=32):
+        self._fp = fp
+        self._block = block
+        self._queue = queue.Queue(maxsize=max(2, max_blocks))
+        self._error = None
+        self._stop = False
+        self._pending = _EMPTY
+        self._eof = False
+        self._thread = threading.Thread(
+            target=self._run, name="fastio-prefetch", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self):
+        q = self._queue
+        try:
+            while not self._stop:
+                data = self._fp.read(self._block)
+                q.put(data)
+                if not data:
+                    return
+        except BaseException as exc:
+            self._error = exc
+            q.put(_EMPTY)
+
+    def read(self, n):
+        chunks = []
+        have = 0
+        if self._pending:
+            chunks.append(self._pending)
+            have = len(self._pending)
+            self._pending = _EMPTY
+        while have < n and not self._eof:
+            data = self._queue.get()
+            if not data:
+                self._eof = True
+                if self._error is not None:
+                    raise self._error
+                break
+            chunks.append(data)
+            have += len(data)
+        data = _EMPTY.join(chunks)
+        if len(data) > n:
+            self._pending = data[n:]
+            data = data[:n]
+        return data
+
+    def close(self):
+        """Stop the reading thread (it may be blocked on a full queue)."""
+        self._stop = True
+        while self._thread.is_alive():
+            try:
+                self._queue.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        self._thread.join()

@@ -1,0 +1,105 @@
+"""Differences between the supported Mercurial releases, in one place.
+
+Everything else in the extension calls these helpers instead of testing
+versions or attributes itself.
+"""
+
+from mercurial import store, util
+
+try:
+    from mercurial.utils.stringutil import forcebytestr  # noqa: F401
+except ImportError:  # pragma: no cover
+    from mercurial.pycompat import bytestr as forcebytestr  # noqa: F401
+
+
+def hg_version():
+    """The running Mercurial's version as a tuple of ints, e.g. (7, 2, 4)."""
+    return util.versiontuple(n=3)
+
+
+def path_auditor(vfs):
+    """``audit(path)``: Mercurial's own checks (``checkosfilename`` and the
+    vfs' path auditor) for a path relative to ``vfs`` about to be written."""
+    auditpath = vfs._auditpath
+
+    def audit(path):
+        auditpath(path, b"wb")
+
+    return audit
+
+
+def file_registrar(vfs):
+    """``register(name)``: what the store does for a file written into it
+    (fncache entry)."""
+    register = getattr(vfs, "register_file", None)
+    if register is not None:
+        return register
+    fnc = getattr(vfs, "fncache", None)
+    if fnc is None:
+        return lambda name: None
+    match = store.RE_FNCACHE_FILE.match if hasattr(store, "RE_FNCACHE_FILE") else None
+
+    def register_in_fncache(name):
+        if match is None:
+            if name.startswith((b"data/", b"meta/")):
+                fnc.add(name)
+        elif match(name):
+            fnc.add(name)
+
+    return register_in_fncache
+
+
+def fileindex(repo):
+    """The store's file index (newer store format), or None."""
+    return getattr(repo.store, "fileindex", None)
+
+
+def fileindex_add(index, name, tr):
+    radix = store.parse_filelog_radix(name)
+    if radix is not None:
+        index.add(radix, tr)
+
+
+def encoder(vfs):
+    """``(encode, rawvfs)`` such that ``vfs.join(name)`` is
+    ``rawvfs.join(encode(name))``: the store's own encoding (identity for a
+    plain vfs)."""
+    encode = getattr(vfs, "encode", None)
+    inner = getattr(vfs, "vfs", None)
+    if encode is None or inner is None:
+        return (lambda name: name), vfs
+    return encode, inner
+
+
+def journal_new_files(tr, names):
+    """Journal ``names`` as files created by ``tr`` (what ``tr.add(name, 0)``
+    does for each), with one write of the journal instead of one per file.
+
+    Falls back to ``tr.add`` when the transaction's internals are not the
+    ones this was written for (checked by the test suite).
+    """
+    journal = getattr(tr, "_file", None)
+    newfiles = getattr(tr, "_newfiles", None)
+    known = [getattr(tr, a, None) for a in _TR_KNOWN]
+    if (
+        journal is None
+        or newfiles is None
+        or None in known
+        or getattr(tr, "_queue", True)
+        or not getattr(tr, "_count", 0)
+    ):
+        for name in names:
+            tr.add(name, 0)
+        return
+    lines = []
+    for name in names:
+        if name in newfiles or any(name in k for k in known):
+            continue
+        newfiles.add(name)
+        lines.append(b"%s\0%d\n" % (name, 0))
+    if lines:
+        journal.write(b"".join(lines))
+        journal.flush()
+
+
+_TR_KNOWN = ("_offsetmap", "_backupmap", "_tmp_files")

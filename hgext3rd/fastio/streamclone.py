@@ -1,0 +1,298 @@
+"""Stream clone application through the fast store writer.
+
+Replaces Mercurial's ``consumev1``, ``consumev2`` and ``consumev3``: every
+stream application (``hg clone --stream`` over ssh and http, stream
+clonebundles, ``hg unbundle`` of stream bundles,
+``hg debugapplystreamclonebundle``) ends up in one of them.  The messages,
+the lock, the ``clone`` transaction and the cache invalidation are those of
+stock; what differs is how files get on disk (see ``storewriter``) and that a
+failure rolls every written file back.
+"""
+
+import contextlib
+
+from mercurial.i18n import _
+from mercurial import (
+    error,
+    exthelper,
+    store,
+    streamclone,
+    util,
+)
+
+from . import buffers, config, report, storewriter
+
+eh = exthelper.exthelper()
+
+_SRC_STORE = b"s"
+_SRC_CACHE = b"c"
+
+# progress bars are updated after this many bytes (per-file updates cost more
+# than writing a small file)
+_PROGRESS_STEP = 1 << 18
+
+
+class _Application:
+    """State shared by the three stream formats while one is applied."""
+
+    def __init__(self, repo, total, unit, byte_progress=True):
+        self.repo = repo
+        self.ui = repo.ui
+        self.settings = config.settings(repo.ui)
+        self.progress = repo.ui.makeprogress(_(b"clone"), total=total, unit=unit)
+        self.start = util.timer()
+        self.stats = report.OperationStats(b"stream clone")
+        self.writer = None
+        self._since_progress = 0
+        self._byte_progress = byte_progress
+
+    def targets(self):
+        vfsmap = streamclone._makemap(self.repo)
+        # the repository's own vfs (hgrc, ...) must never be reachable
+        if self.repo.vfs in vfsmap.values():
+            raise error.ProgrammingError("repo.vfs must not be in the vfs map")
+        return {src: (vfs, src == _SRC_STORE) for src, vfs in vfsmap.items()}
+
+    @contextlib.contextmanager
+    def transaction(self):
+        repo = self.repo
+        try:
+            with repo.transaction(b"clone") as tr:
+                closer = self.settings.make_closer(self.ui, self.stats.closer)
+                self.writer = storewriter.StoreWriter(
+                    repo, tr, self.targets(), closer, self.stats.writer
+                )
+                # closes are all done (or failed) before the transaction
+                # closes, or before its abort removes the files
+                with closer:
+                    yield self.writer
+                # force @filecache properties to be reloaded from the
+                # streamed files at next access
+                repo.invalidate(clearfilecache=True)
+        except BaseException:
+            if self.writer is not None:
+                self.writer.remove_new_dirs()
+            raise
+
+    def advance(self, nbytes):
+        if not self._byte_progress:
+            return
+        self._since_progress += nbytes
+        if self._since_progress >= _PROGRESS_STEP:
+            self.progress.increment(step=self._since_progress)
+            self._since_progress = 0
+
+    def done(self, file_count, byte_count):
+        self.progress.complete()
+        self.stats.elapsed = util.timer() - self.start
+        streamclone._report_transferred(self.repo, self.start, file_count, byte_count)
+        report.emit(self.ui, self.settings, self.stats)
+
+
+def _open_source(repo, fp, settings):
+    """The object to read from: the stream itself, or a prefetching reader
+    when a threaded consumer is asked for."""
+    if repo.ui.configbool(b"worker", b"parallel-stream-bundle-processing"):
+        return buffers.PrefetchReader(fp, block=settings.buffer_size)
+    return None
+
+
+def _check_end(buf):
+    if not buf.at_eof():
+        raise error.Abort(_(b"malformed stream: unexpected data after files"))
+
+
+# longer than any path a filesystem takes: a corrupt or hostile header
+_MAX_NAME = 1 << 16
+
+
+def _read_v2_file(buf, app, writer, debug):
+    """The slow path: one file whose header or content is not complete in
+    the buffer (a large file, or one across a block boundary)."""
+    src = buf.read_exact(1)
+    namelen = buf.read_uvarint()
+    datalen = buf.read_uvarint()
+    if namelen > _MAX_NAME:
+        raise error.Abort(_(b"malformed stream: file name too long"))
+    name = buf.read_exact(namelen)
+    if debug:
+        app.ui.debug(b"adding [%s] %s (%s)\n" % (src, name, util.bytecount(datalen)))
+    writer.write_file(src, name, datalen, buf.copy_to)
+    app.advance(datalen)
+    return datalen
+
+
+def _debug_files(app, entries, debug):
+    if debug:
+        for src, name, __, size in entries:
+            app.ui.debug(b"adding [%s] %s (%s)\n" % (src, name, util.bytecount(size)))
+
+
+def _apply_files(buf, app, writer, count, debug):
+    """Write ``count`` v2-encoded files from ``buf``; return their size."""
+    total = 0
+    while count:
+        data, entries = buf.scan_files(count)
+        if not entries:
+            if buf.top_up():
+                continue
+            total += _read_v2_file(buf, app, writer, debug)
+            count -= 1
+            continue
+        _debug_files(app, entries, debug)
+        size = writer.write_batch(data, entries)
+        app.advance(size)
+        total += size
+        count -= len(entries)
+    return total
+
+
+def consume_v2(orig, repo, fp, filecount, filesize):
+    """Apply a version 2 stream (``stream2`` bundle2 part)."""
+    settings = config.settings(repo.ui)
+    if not settings.stream_writer:
+        return orig(repo, fp, filecount, filesize)
+    with repo.lock():
+        repo.ui.status(
+            _(b"%d files to transfer, %s of data\n")
+            % (filecount, util.bytecount(filesize))
+        )
+        app = _Application(repo, filesize, _(b"bytes"))
+        app.progress.update(0)
+        prefetch = _open_source(repo, fp, settings)
+        buf = buffers.StreamBuffer(prefetch or fp, settings.buffer_size)
+        debug = repo.ui.debugflag
+        byte_count = 0
+        try:
+            with app.transaction() as writer:
+                byte_count = _apply_files(buf, app, writer, filecount, debug)
+                _check_end(buf)
+        finally:
+            if prefetch is not None:
+                prefetch.close()
+        app.done(filecount, byte_count)
+
+
+def consume_v3(orig, repo, fp):
+    """Apply a version 3 stream (``stream3-exp`` part): entries of files."""
+    settings = config.settings(repo.ui)
+    if not settings.stream_writer:
+        return orig(repo, fp)
+    with repo.lock():
+        prefetch = _open_source(repo, fp, settings)
+        buf = buffers.StreamBuffer(prefetch or fp, settings.buffer_size)
+        try:
+            entrycount = buf.read_uvarint()
+            repo.ui.status(_(b"%d entries to transfer\n") % entrycount)
+            app = _Application(repo, entrycount, _(b"entries"), byte_progress=False)
+            app.progress.update(0)
+            debug = repo.ui.debugflag
+            file_count = byte_count = 0
+            with app.transaction() as writer:
+                left = entrycount
+                while left:
+                    data, files, count = buf.scan_entries(left)
+                    if count:
+                        _debug_files(app, files, debug)
+                        byte_count += writer.write_batch(data, files)
+                        file_count += len(files)
+                    elif buf.top_up():
+                        continue
+                    else:
+                        # an entry larger than the buffer
+                        nfiles = buf.read_uvarint()
+                        if not nfiles and debug:
+                            repo.ui.debug(
+                                b"entry with no files [%d]\n" % (entrycount - left)
+                            )
+                        byte_count += _apply_files(buf, app, writer, nfiles, debug)
+                        file_count += nfiles
+                        count = 1
+                    left -= count
+                    app.progress.increment(step=count)
+                _check_end(buf)
+        finally:
+            if prefetch is not None:
+                prefetch.close()
+        app.done(file_count, byte_count)
+
+
+def _v1_header_reader(fp):
+    """``readline()`` for a v1 stream: the stream's own, or byte by byte for
+    sources without one (inline clonebundles); never reads past the line,
+    since a v1 stream may be followed by other protocol data."""
+    if hasattr(fp, "readline"):
+        return fp.readline
+
+    def readline():
+        chars = []
+        while True:
+            c = fp.read(1)
+            chars.append(c)
+            if not c or c == b"\n":
+                return b"".join(chars)
+
+    return readline
+
+
+def _v1_copier(fp, bufsize):
+    read = fp.read
+
+    def copy(write, n):
+        left = n
+        while left:
+            data = read(min(left, bufsize))
+            if not data:
+                raise buffers.truncated(n - left, n)
+            write(data)
+            left -= len(data)
+
+    return copy
+
+
+def consume_v1(orig, repo, fp, filecount, bytecount):
+    """Apply a version 1 stream (``stream_out``, packed1 bundles)."""
+    settings = config.settings(repo.ui)
+    if not settings.stream_writer:
+        return orig(repo, fp, filecount, bytecount)
+    with repo.lock():
+        repo.ui.status(
+            _(b"%d files to transfer, %s of data\n")
+            % (filecount, util.bytecount(bytecount))
+        )
+        app = _Application(repo, bytecount, _(b"bytes"))
+        app.progress.update(0)
+        readline = _v1_header_reader(fp)
+        copy = _v1_copier(fp, settings.buffer_size)
+        debug = repo.ui.debugflag
+        with app.transaction() as writer:
+            for __ in range(filecount):
+                line = readline()
+                try:
+                    name, size = line.split(b"\0", 1)
+                    size = int(size)
+                except (ValueError, TypeError):
+                    raise error.ResponseError(
+                        _(b"unexpected response from remote server:"), line
+                    )
+                if size < 0:
+                    raise error.ResponseError(
+                        _(b"unexpected response from remote server:"), line
+                    )
+                if debug:
+                    repo.ui.debug(b"adding %s (%s)\n" % (name, util.bytecount(size)))
+                # for backwards compat, name was partially encoded
+                path = store.decodedir(name)
+                writer.write_file(_SRC_STORE, path, size, copy)
+                app.advance(size)
+        app.done(writer.stats.files, bytecount)
+
+
+@eh.extsetup
+def _wrap_consumers(ui):
+    from mercurial import extensions
+
+    extensions.wrapfunction(streamclone, "consumev1", consume_v1)
+    extensions.wrapfunction(streamclone, "consumev2", consume_v2)
+    if hasattr(streamclone, "consumev3"):
+        extensions.wrapfunction(streamclone, "consumev3", consume_v3)

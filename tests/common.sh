@@ -1,0 +1,38 @@
+# sourced by the .t tests: helpers in the style of Mercurial's test suite
+
+# start "hg serve" in the background, recording its pid for the cleanup
+hgserve() {
+  hg serve -d --pid-file="$TESTTMP/hg-$HGPORT.pid" "$@" && cat "$TESTTMP/hg-$HGPORT.pid" >> "$TESTTMP/daemon.pids"
+}
+
+killdaemons() {
+  if [ -f "$TESTTMP/daemon.pids" ]; then
+    for pid in `cat "$TESTTMP/daemon.pids"`; do kill $pid 2>/dev/null; done
+    rm -f "$TESTTMP/daemon.pids"
+  fi
+}
+
+storecompare() {
+  "$PYTHON" "$TESTDIR/storecompare.py" "$@"
+}
+
+# a small repository with names that exercise the store encoding
+mkrepo() {
+  hg init "$1"
+  (
+    cd "$1"
+    mkdir -p dir/sub "Upper Case" foo.hg/nested "$(printf 'x%.0s' $(seq 1 90))/long"
+    for i in 1 2 3 4 5 6 7 8 9 10; do
+      echo "content $i" > dir/file$i
+      echo "sub $i" > dir/sub/f$i.txt
+    done
+    echo a > "Upper Case/File.TXT"
+    echo b > foo.hg/nested/data.i
+    echo c > "$(printf 'x%.0s' $(seq 1 90))/long/$(printf 'y%.0s' $(seq 1 150)).txt"
+    echo d > .hgtags-not
+    hg commit -qAm one
+    echo more >> dir/file1
+    hg commit -qm two
+    hg phase --public -r .
+  )
+}

@@ -1,0 +1,159 @@
+"""pytest runs both the unit tests and the ``*.t`` cram tests.
+
+Each ``.t`` file is one test item, run by the ``cram`` package in a fresh
+directory ($TESTTMP) with an environment in the style of Mercurial's own
+run-tests.py: a private HGRCPATH enabling the extension, free ports in
+$HGPORT..$HGPORT2, a dummy ssh, a fixed user, timezone and encoding.
+"""
+
+import os
+import shutil
+import socket
+import sys
+
+import pytest
+
+TESTDIR = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(TESTDIR)
+EXTPATH = os.path.join(ROOT, "hgext3rd", "fastio")
+
+
+def free_ports(count):
+    socks, ports = [], []
+    for __ in range(count):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+        ports.append(s.getsockname()[1])
+    for s in socks:
+        s.close()
+    return ports
+
+
+def cram_environment(tmpdir):
+    tmp = str(tmpdir)
+    home = os.path.join(tmp, ".home")
+    os.makedirs(home)
+    hgrc = os.path.join(tmp, ".hgrc")
+    with open(hgrc, "w") as f:
+        f.write(
+            "[ui]\n"
+            "slash = True\n"
+            "interactive = False\n"
+            "merge = internal:merge\n"
+            "mergemarkers = detailed\n"
+            "promptecho = True\n"
+            'ssh = "%s" "%s"\n'
+            "timeout.warn = 15\n"
+            "[devel]\n"
+            "all-warnings = true\n"
+            "default-date = 0 0\n"
+            "[web]\n"
+            "address = localhost\n"
+            "ipv6 = False\n"
+            "[extensions]\n"
+            "fastio = %s\n"
+            % (sys.executable, os.path.join(TESTDIR, "dummyssh"), EXTPATH)
+        )
+    ports = free_ports(3)
+    bindir = os.path.dirname(sys.executable)
+    env = {
+        "PATH": os.pathsep.join([bindir, os.environ.get("PATH", "/usr/bin:/bin")]),
+        "HOME": home,
+        "TESTTMP": tmp,
+        "TESTDIR": TESTDIR,
+        "ROOTDIR": ROOT,
+        "EXTPATH": EXTPATH,
+        "PYTHON": sys.executable,
+        "HGRCPATH": hgrc,
+        "HGUSER": "test",
+        "HGENCODING": "ascii",
+        "HGENCODINGMODE": "strict",
+        "HGEDITOR": "true",
+        "HGMERGE": "internal:merge",
+        "HGPORT": str(ports[0]),
+        "HGPORT1": str(ports[1]),
+        "HGPORT2": str(ports[2]),
+        "LANG": "C",
+        "LC_ALL": "C",
+        "TZ": "GMT",
+        "COLUMNS": "80",
+        "TERM": "xterm",
+        "CDPATH": "",
+    }
+    for passthrough in ("LD_LIBRARY_PATH", "TMPDIR"):
+        if passthrough in os.environ:
+            env[passthrough] = os.environ[passthrough]
+    return env
+
+
+def pytest_collect_file(parent, file_path):
+    if file_path.suffix == ".t" and file_path.name.startswith("test-"):
+        return CramFile.from_parent(parent, path=file_path)
+
+
+class CramFile(pytest.File):
+    def collect(self):
+        yield CramItem.from_parent(self, name=self.path.name)
+
+
+class CramFailure(Exception):
+    pass
+
+
+class CramItem(pytest.Item):
+    def runtest(self):
+        import cram
+
+        tmpdir = self.config._tmp_path_factory.mktemp(self.path.stem)
+        env = cram_environment(tmpdir)
+        cwd = os.getcwd()
+        os.chdir(str(tmpdir))
+        try:
+            refout, postout, diff = cram.testfile(
+                os.fsencode(str(self.path)),
+                shell="/bin/sh",
+                env=env,
+                cleanenv=False,
+                testname=os.fsencode(self.path.name),
+            )
+            diff = b"".join(diff)
+        finally:
+            os.chdir(cwd)
+            # kill servers a failed test left behind
+            _kill_daemons(str(tmpdir))
+        if postout is None:
+            pytest.skip("test exited with status 80")
+        if diff:
+            with open(str(self.path) + ".err", "wb") as f:
+                f.writelines(postout)
+            raise CramFailure(diff.decode("utf-8", "replace"))
+        err = str(self.path) + ".err"
+        if os.path.exists(err):
+            os.unlink(err)
+        shutil.rmtree(str(tmpdir), ignore_errors=True)
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, CramFailure):
+            return "cram test %s failed:\n%s" % (self.path.name, excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, 0, "cram: %s" % self.path.name
+
+
+def _kill_daemons(tmpdir):
+    import signal
+
+    for root, __, files in os.walk(tmpdir):
+        for name in files:
+            if name.endswith(".pid"):
+                try:
+                    with open(os.path.join(root, name)) as f:
+                        for pid in f.read().split():
+                            try:
+                                os.kill(int(pid), signal.SIGTERM)
+                            except (OSError, ValueError):
+                                pass
+                except OSError:
+                    pass

@@ -1,0 +1,126 @@
+Stream clones through the extension: http, ssh, bundles, v1/v2/v3.
+
+  $ . "$TESTDIR/common.sh"
+  $ mkrepo src
+  $ hg -R src log -T '{rev} {desc}\n'
+  1 two
+  0 one
+
+Serve it over http
+
+  $ hgserve -R src -p $HGPORT
+
+Stream v2 clone over http, with the report
+
+  $ hg clone -q --stream --config fastio.report=yes http://localhost:$HGPORT clone-http 2>&1 | grep -E '^fastio: (files|closes)'
+  fastio: files written: 30
+  fastio: closes: 30, in background: 0, threads: 0
+  $ hg -R clone-http verify -q
+  $ storecompare src clone-http
+  stores identical: 29 files
+
+Stream v2 clone over ssh
+
+  $ hg clone --stream ssh://user@dummy/src clone-ssh
+  streaming all changes
+  * files to transfer, * of data (glob)
+  stream-cloned * files / * in * seconds (*/sec) (glob)
+  updating to branch default
+  24 files updated, 0 files merged, 0 files removed, 0 files unresolved
+  $ hg -R clone-ssh verify -q
+  $ storecompare src clone-ssh
+  stores identical: 29 files
+
+Stream v3 over ssh
+
+  $ printf '[experimental]\nstream-v3 = yes\n' > src/.hg/hgrc
+  $ hg clone -q --stream --config experimental.stream-v3=yes ssh://user@dummy/src clone-v3
+  $ hg -R clone-v3 verify -q
+  $ storecompare src clone-v3
+  stores identical: 29 files
+
+Legacy (v1) stream clone over ssh and http
+
+  $ printf '[server]\nbundle2.stream = no\n' > src/.hg/hgrc
+  $ hg clone --stream ssh://user@dummy/src clone-v1-ssh
+  streaming all changes
+  * files to transfer, * of data (glob)
+  stream-cloned * files / * in * seconds (*/sec) (glob)
+  searching for changes
+  no changes found
+  updating to branch default
+  24 files updated, 0 files merged, 0 files removed, 0 files unresolved
+  $ hg -R clone-v1-ssh verify -q
+  $ storecompare src clone-v1-ssh
+  stores identical: 29 files
+  $ killdaemons
+  $ hgserve -R src -p $HGPORT
+  $ hg clone -q --stream http://localhost:$HGPORT clone-v1-http
+  $ hg -R clone-v1-http verify -q
+  $ storecompare src clone-v1-http
+  stores identical: 29 files
+  $ rm src/.hg/hgrc
+
+Stream bundles: v1 (packed1), v2 and v3 applied to empty repositories
+
+  $ hg -R src debugcreatestreamclonebundle packed1.hg
+  writing * bytes for * files (glob)
+  bundle requirements: * (glob)
+  $ hg init applied-v1
+  $ hg -R applied-v1 debugapplystreamclonebundle packed1.hg
+  * files to transfer, * of data (glob)
+  stream-cloned * files / * in * seconds (*/sec) (glob)
+  $ hg -R applied-v1 verify -q
+  $ storecompare src applied-v1
+  stores identical: 29 files
+
+  $ hg -R src bundle -q -a -t 'none-v2;stream=v2' v2.hg
+  $ hg init applied-v2
+  $ hg -R applied-v2 unbundle -q v2.hg
+  $ hg -R applied-v2 verify -q
+  $ storecompare src applied-v2
+  stores identical: 29 files
+
+  $ hg -R src bundle -q -a -t 'none-v2;stream=v3-exp' --config experimental.stream-v3=yes v3.hg
+  $ hg init applied-v3
+  $ hg -R applied-v3 unbundle -q v3.hg --config experimental.stream-v3=yes
+  $ hg -R applied-v3 verify -q
+  $ storecompare src applied-v3
+  stores identical: 29 files
+
+Stock's threaded stream consumer option still works
+
+  $ hg init applied-threaded
+  $ hg -R applied-threaded unbundle -q v2.hg --config worker.parallel-stream-bundle-processing=yes --config worker.parallel-stream-bundle-processing.num-writer=2
+  $ hg -R applied-threaded verify -q
+  $ storecompare src applied-threaded
+  stores identical: 29 files
+
+The closer forced on and off gives the same store
+
+  $ hg init forced-on
+  $ hg -R forced-on unbundle -q v2.hg --config fastio.background-close=always --config fastio.report=yes 2>&1 | grep -E '^fastio: closes'
+  fastio: closes: 30, in background: 30, threads: 4
+  $ storecompare src forced-on
+  stores identical: 29 files
+  $ hg init forced-off
+  $ hg -R forced-off unbundle -q v2.hg --config fastio.background-close=never
+  $ storecompare src forced-off
+  stores identical: 29 files
+
+The extension can be switched off for stream clones: stock code runs (no report)
+
+  $ hg init stock
+  $ hg -R stock unbundle -q v2.hg --config fastio.stream-writer=no --config fastio.report=yes
+  $ storecompare --content-only src stock
+  stores identical: 29 files
+
+(stock creates the streamed revlogs with mode 0777 minus umask, the
+extension with the store's file mode, as the source has)
+
+  $ stat -c %a stock/.hg/store/data/dir/file1.i forced-off/.hg/store/data/dir/file1.i src/.hg/store/data/dir/file1.i
+  755
+  644
+  644
+
+  $ killdaemons
