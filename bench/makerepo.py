@@ -60,6 +60,8 @@ def main(argv=None):
         with open(os.path.join(args.dest, path_for(i)), "ab") as f:
             f.write(content(rng, i))
     run("commit", "-q", "-m", "second", "-d", "1 0")
+    # published, as a served repository is: the stream then carries it all
+    run("phase", "--public", "-r", "tip")
     return 0
 
 

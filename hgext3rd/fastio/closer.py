@@ -68,6 +68,32 @@ class CloserStats:
         self.median_close_ns = None
 
 
+class _Worker:
+    def __init__(self):
+        self.done = 0
+        self.thread = None
+
+
+class _Barrier:
+    """Put once per thread: each thread that takes it has finished all it
+    took before, and waits there until every thread has arrived."""
+
+    def __init__(self, count):
+        self._left = count
+        self._lock = threading.Lock()
+        self._all_there = threading.Event()
+        self._arrived = queue.SimpleQueue()
+
+    def reached(self, worker):
+        self._arrived.put(worker)
+        self._all_there.wait()
+
+    def wait(self):
+        for __ in range(self._left):
+            self._arrived.get()
+        self._all_there.set()
+
+
 class FileCloser:
     """Close handles inline or on background threads, whichever pays.
 
@@ -99,7 +125,8 @@ class FileCloser:
         self.stats = stats if stats is not None else CloserStats()
 
         self._queue = None  # set once closing moved to the background
-        self._threads = []
+        self._workers = []
+        self._submitted = 0
         self._error = None  # (name, exception) of the first failure
         self._error_lock = threading.Lock()
         self._samples = []
@@ -120,15 +147,12 @@ class FileCloser:
                 # the handle must still be closed, then the failure surfaces
                 self._close_inline(handle, name)
                 self._raise_error()
+            self._submitted += 1
+            if not self._submitted & 7 and self._over_bound():
+                self._on_full(handle, name)
+                return
             stats.background += 1
-            if not stats.background & 31:
-                pending = q.qsize()
-                if pending > stats.peak_pending:
-                    stats.peak_pending = pending
-            try:
-                q.put_nowait((handle, name))
-            except queue.Full:
-                self._on_full(q, (handle, name))
+            q.put((handle, name))
             return
         if self._mode != MODE_AUTO:
             self._close_inline(handle, name)
@@ -176,45 +200,67 @@ class FileCloser:
         self._start_background(threads)
 
     def _start_background(self, threads):
-        self._queue = queue.Queue(maxsize=self._max_pending)
+        # SimpleQueue is implemented in C: workers block in it without the
+        # GIL, and a put or get costs far less than queue.Queue's Python
+        # locking (with tens of threads, GIL hand-offs dominate)
+        self._queue = queue.SimpleQueue()
         for __ in range(threads):
             self._add_thread()
 
     def _add_thread(self):
-        t = threading.Thread(target=self._worker, name="fastio-closer", daemon=True)
+        worker = _Worker()
+        t = threading.Thread(
+            target=self._work, args=(worker,), name="fastio-closer", daemon=True
+        )
+        worker.thread = t
+        self._workers.append(worker)
         t.start()
-        self._threads.append(t)
-        self.stats.threads = len(self._threads)
+        self.stats.threads = len(self._workers)
 
-    def _on_full(self, q, item):
-        """Backpressure: the queue is full, so closes are slower than the
-        producer; add a thread if allowed, then wait for a free slot."""
-        if not self._fixed_threads and len(self._threads) < self._max_threads:
+    def pending(self):
+        """Handles handed to the threads and not closed yet."""
+        return self._submitted - sum(w.done for w in self._workers)
+
+    def _over_bound(self):
+        pending = self.pending()
+        if pending > self.stats.peak_pending:
+            self.stats.peak_pending = pending
+        return pending >= self._max_pending
+
+    def _on_full(self, handle, name):
+        """Backpressure: more handles pending than allowed, so closes are
+        slower than the producer.  Add a thread if allowed, and close this
+        one here: the producer waits exactly as long as one close."""
+        if not self._fixed_threads and len(self._workers) < self._max_threads:
             self._add_thread()
-        self.stats.peak_pending = self._max_pending
+        self._submitted -= 1
         start = _perf_ns()
-        q.put(item)
+        self._close_inline(handle, name)
         self.stats.wait_ns += _perf_ns() - start
 
     # -- background threads -----------------------------------------------
 
-    def _worker(self):
-        q = self._queue
-        get = q.get
-        done = q.task_done
+    def _work(self, worker):
+        get = self._queue.get
         while True:
             item = get()
             if item is None:
-                done()
                 return
+            if item.__class__ is _Barrier:
+                item.reached(worker)
+                continue
             handle, name = item
             try:
-                _close_handle(handle)
+                if handle.__class__ is int:
+                    _os_close(handle)
+                else:
+                    handle.close()
             except BaseException as exc:
                 with self._error_lock:
                     if self._error is None:
                         self._error = (name, exc)
-            done()
+            # only this thread writes its counter: no lock needed
+            worker.done += 1
 
     def _raise_error(self):
         name, exc = self._error
@@ -225,14 +271,20 @@ class FileCloser:
     # -- completion -------------------------------------------------------
 
     def drain(self):
-        """Wait until every handle given so far is closed; raise a failure."""
+        """Wait until every handle given so far is closed; raise a failure.
+
+        The threads stay available for more closes afterwards.
+        """
         q = self._queue
-        if q is not None:
-            pending = q.qsize()
+        if q is not None and self._workers:
+            pending = self.pending()
             if pending > self.stats.peak_pending:
                 self.stats.peak_pending = pending
             start = _perf_ns()
-            q.join()
+            barrier = _Barrier(len(self._workers))
+            for __ in self._workers:
+                q.put(barrier)
+            barrier.wait()
             self.stats.wait_ns += _perf_ns() - start
         if self._error is not None:
             self._raise_error()
@@ -248,12 +300,15 @@ class FileCloser:
         self._finished = True
         q = self._queue
         if q is not None:
+            pending = self.pending()
+            if pending > self.stats.peak_pending:
+                self.stats.peak_pending = pending
             start = _perf_ns()
             # no timed polling: each thread stops on its own sentinel
-            for __ in self._threads:
+            for __ in self._workers:
                 q.put(None)
-            for t in self._threads:
-                t.join()
+            for w in self._workers:
+                w.thread.join()
             self.stats.wait_ns += _perf_ns() - start
         if self._samples and self.stats.median_close_ns is None:
             samples = sorted(self._samples)
