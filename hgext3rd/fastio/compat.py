@@ -103,3 +103,25 @@ def journal_new_files(tr, names):
 
 
 _TR_KNOWN = ("_offsetmap", "_backupmap", "_tmp_files")
+
+
+def report_transferred(repo, start, file_count, byte_count):
+    """Stock's closing status line of a stream clone (its wording changed
+    in 7.0: ``stream-cloned N files / ...``, before ``transferred ...``)."""
+    from mercurial import streamclone
+
+    report = getattr(streamclone, "_report_transferred", None)
+    if report is not None:
+        report(repo, start, file_count, byte_count)
+        return
+    from mercurial.i18n import _
+
+    elapsed = max(util.timer() - start, 0.001)
+    repo.ui.status(
+        _(b"transferred %s in %.1f seconds (%s/sec)\n")
+        % (
+            util.bytecount(byte_count),
+            elapsed,
+            util.bytecount(byte_count / elapsed),
+        )
+    )

@@ -20,7 +20,7 @@ from mercurial import (
     util,
 )
 
-from . import buffers, config, report, storewriter
+from . import buffers, compat, config, report, storewriter
 
 eh = exthelper.exthelper()
 
