@@ -85,7 +85,7 @@ class _Application:
     def done(self, file_count, byte_count):
         self.progress.complete()
         self.stats.elapsed = util.timer() - self.start
-        streamclone._report_transferred(self.repo, self.start, file_count, byte_count)
+        compat.report_transferred(self.repo, self.start, file_count, byte_count)
         report.emit(self.ui, self.settings, self.stats)
 
 
