@@ -2,13 +2,13 @@
 
 # start "hg serve" in the background, recording its pid for the cleanup
 hgserve() {
-  hg serve -d --pid-file="$TESTTMP/hg-$HGPORT.pid" "$@" && cat "$TESTTMP/hg-$HGPORT.pid" >> "$TESTTMP/daemon.pids"
+  hg serve -d --pid-file="$TESTTMP/hg-$HGPORT.pid" "$@" && cat "$TESTTMP/hg-$HGPORT.pid" >> "$TESTTMP/daemons.pid"
 }
 
 killdaemons() {
-  if [ -f "$TESTTMP/daemon.pids" ]; then
-    for pid in `cat "$TESTTMP/daemon.pids"`; do kill $pid 2>/dev/null; done
-    rm -f "$TESTTMP/daemon.pids"
+  if [ -f "$TESTTMP/daemons.pid" ]; then
+    for pid in `cat "$TESTTMP/daemons.pid"`; do kill $pid 2>/dev/null; done
+    rm -f "$TESTTMP/daemons.pid"
   fi
 }
 
@@ -35,4 +35,18 @@ mkrepo() {
     hg commit -qm two
     hg phase --public -r .
   )
+}
+
+# a plain static http server for clone bundles, on $HGPORT1
+staticserve() {
+  "$PYTHON" -m http.server "$HGPORT1" --bind 127.0.0.1 --directory "$1" > "$TESTTMP/static.log" 2>&1 &
+  echo $! >> "$TESTTMP/daemons.pid"
+  "$PYTHON" -c "
+import socket, sys, time
+for i in range(100):
+    try:
+        socket.create_connection(('127.0.0.1', $HGPORT1), 1).close(); sys.exit(0)
+    except OSError:
+        time.sleep(0.1)
+sys.exit('static server did not start')"
 }
