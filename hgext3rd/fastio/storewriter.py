@@ -197,65 +197,55 @@ class StoreWriter:
             except OSError:
                 pass
 
-    def write_file(self, src, name, size, copy):
-        """Create ``name`` with ``size`` bytes given by ``copy(write, size)``."""
-        journal = []
-        path, flags, mode = self._prepare(src, name, journal)
-        if journal:
-            compat.journal_new_files(self._tr, journal)
+    def _create(self, place, name, content, size):
+        """Create one prepared file; ``content`` is a buffer slice, or a
+        ``copy(write, size)`` function for contents not in memory."""
+        path, flags, mode = place
         try:
             fd = os.open(path, flags, mode)
         except OSError as exc:
             raise write_error(name, exc)
         try:
             if size:
-                copy(_writer(fd), size)
+                if content.__class__ is memoryview:
+                    _write_all(fd, content)
+                else:
+                    content(_writer(fd), size)
         except OSError as exc:
             os.close(fd)
             raise write_error(name, exc)
         except BaseException:
             os.close(fd)
             raise
-        stats = self.stats
-        stats.files += 1
-        stats.bytes += size
         self._closer.close(fd, name)
+
+    def write_file(self, src, name, size, copy):
+        """Create ``name`` with ``size`` bytes given by ``copy(write, size)``."""
+        journal = []
+        place = self._prepare(src, name, journal)
+        if journal:
+            compat.journal_new_files(self._tr, journal)
+        self._create(place, name, copy, size)
+        self.stats.files += 1
+        self.stats.bytes += size
 
     def write_batch(self, data, entries):
         """Create the files ``entries`` (``(src, name, offset, size)``) whose
-        contents are ``data[offset:offset + size]``."""
+        contents are ``data[offset:offset + size]``; all are checked and
+        journaled before the first is created."""
         journal = []
         prepare = self._prepare
         places = [prepare(e[0], e[1], journal) for e in entries]
         if journal:
             compat.journal_new_files(self._tr, journal)
         view = memoryview(data)
-        write = os.write
-        open_ = os.open
-        close = self._closer.close
+        create = self._create
         total = 0
-        for (path, flags, mode), (src, name, offset, size) in zip(places, entries):
-            try:
-                fd = open_(path, flags, mode)
-            except OSError as exc:
-                raise write_error(name, exc)
-            try:
-                if size:
-                    end = offset + size
-                    written = write(fd, view[offset:end])
-                    while written < size:
-                        written += write(fd, view[offset + written : end])
-            except OSError as exc:
-                os.close(fd)
-                raise write_error(name, exc)
-            except BaseException:
-                os.close(fd)
-                raise
+        for place, (__, name, offset, size) in zip(places, entries):
+            create(place, name, view[offset : offset + size], size)
             total += size
-            close(fd, name)
-        stats = self.stats
-        stats.files += len(entries)
-        stats.bytes += total
+        self.stats.files += len(entries)
+        self.stats.bytes += total
         return total
 
     def remove_new_dirs(self):
@@ -267,12 +257,11 @@ class StoreWriter:
                 pass
 
 
+def _write_all(fd, data):
+    written = os.write(fd, data)
+    while written < len(data):
+        written += os.write(fd, data[written:])
+
+
 def _writer(fd):
-    write = os.write
-
-    def write_all(data):
-        written = write(fd, data)
-        while written < len(data):
-            written += write(fd, data[written:])
-
-    return write_all
+    return lambda data: _write_all(fd, data)

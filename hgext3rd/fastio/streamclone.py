@@ -46,6 +46,16 @@ class _Application:
         self._since_progress = 0
         self._byte_progress = byte_progress
 
+    @classmethod
+    def for_files(cls, repo, filecount, size):
+        """A v1 or v2 application: announced, with progress in bytes."""
+        repo.ui.status(
+            _(b"%d files to transfer, %s of data\n") % (filecount, util.bytecount(size))
+        )
+        app = cls(repo, size, _(b"bytes"))
+        app.progress.update(0)
+        return app
+
     def targets(self):
         vfsmap = streamclone._makemap(self.repo)
         # the repository's own vfs (hgrc, ...) must never be reachable
@@ -153,12 +163,7 @@ def consume_v2(orig, repo, fp, filecount, filesize):
     if not settings.stream_writer:
         return orig(repo, fp, filecount, filesize)
     with repo.lock():
-        repo.ui.status(
-            _(b"%d files to transfer, %s of data\n")
-            % (filecount, util.bytecount(filesize))
-        )
-        app = _Application(repo, filesize, _(b"bytes"))
-        app.progress.update(0)
+        app = _Application.for_files(repo, filecount, filesize)
         prefetch = _open_source(repo, fp, settings)
         buf = buffers.StreamBuffer(prefetch or fp, settings.buffer_size)
         debug = repo.ui.debugflag
@@ -256,12 +261,7 @@ def consume_v1(orig, repo, fp, filecount, bytecount):
     if not settings.stream_writer:
         return orig(repo, fp, filecount, bytecount)
     with repo.lock():
-        repo.ui.status(
-            _(b"%d files to transfer, %s of data\n")
-            % (filecount, util.bytecount(bytecount))
-        )
-        app = _Application(repo, bytecount, _(b"bytes"))
-        app.progress.update(0)
+        app = _Application.for_files(repo, filecount, bytecount)
         readline = _v1_header_reader(fp)
         copy = _v1_copier(fp, settings.buffer_size)
         debug = repo.ui.debugflag
