@@ -67,7 +67,6 @@ class StreamBuffer:
         self._size = size
         self._buf = _EMPTY
         self._pos = 0
-        self.consumed = 0  # bytes handed out so far
 
     def _fill(self, need):
         """Make at least ``need`` bytes available at ``self._pos``."""
@@ -93,7 +92,6 @@ class StreamBuffer:
                 raise truncated(have, n)
             pos, end = 0, n
         self._pos = end
-        self.consumed += n
         return self._buf[pos:end]
 
     def read_uvarint(self):
@@ -110,7 +108,6 @@ class StreamBuffer:
                 pos = 0
             byte = buf[pos]
             pos += 1
-            self.consumed += 1
             result |= (byte & 0x7F) << shift
             if not byte & 0x80:
                 self._pos = pos
@@ -140,7 +137,6 @@ class StreamBuffer:
                 left -= len(data)
             elif not self._fill(left):
                 raise truncated(n - left, n)
-        self.consumed += n
 
     def scan_files(self, limit):
         """Parse up to ``limit`` v2 file headers whose contents are entirely
@@ -161,7 +157,6 @@ class StreamBuffer:
                 break
             append(entry)
             pos = entry[2] + entry[3]
-        self.consumed += pos - self._pos
         self._pos = pos
         return buf, entries
 
@@ -192,7 +187,6 @@ class StreamBuffer:
                 break
             pos = p
             count += 1
-        self.consumed += pos - self._pos
         self._pos = pos
         return buf, files, count
 

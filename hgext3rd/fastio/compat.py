@@ -6,16 +6,6 @@ versions or attributes itself.
 
 from mercurial import store, util
 
-try:
-    from mercurial.utils.stringutil import forcebytestr  # noqa: F401
-except ImportError:  # pragma: no cover
-    from mercurial.pycompat import bytestr as forcebytestr  # noqa: F401
-
-
-def hg_version():
-    """The running Mercurial's version as a tuple of ints, e.g. (7, 2, 4)."""
-    return util.versiontuple(n=3)
-
 
 def path_auditor(vfs):
     """``audit(path)``: Mercurial's own checks (``checkosfilename`` and the
@@ -30,23 +20,9 @@ def path_auditor(vfs):
 
 def file_registrar(vfs):
     """``register(name)``: what the store does for a file written into it
-    (fncache entry)."""
-    register = getattr(vfs, "register_file", None)
-    if register is not None:
-        return register
-    fnc = getattr(vfs, "fncache", None)
-    if fnc is None:
-        return lambda name: None
-    match = store.RE_FNCACHE_FILE.match if hasattr(store, "RE_FNCACHE_FILE") else None
-
-    def register_in_fncache(name):
-        if match is None:
-            if name.startswith((b"data/", b"meta/")):
-                fnc.add(name)
-        elif match(name):
-            fnc.add(name)
-
-    return register_in_fncache
+    (its fncache entry; ``register_file`` exists in every supported
+    release, and its rule changed in 7.2, so Mercurial's own is called)."""
+    return vfs.register_file
 
 
 def fileindex(repo):
