@@ -75,6 +75,7 @@ Configuration
 from mercurial import exthelper
 
 from . import (
+    changegroup,
     config,
     metadata,
     streamclone,
@@ -87,7 +88,7 @@ minimumhgversion = metadata.minimumhgversion
 buglink = metadata.buglink
 
 eh = exthelper.exthelper()
-for _module in (config, streamclone, vfsclose):
+for _module in (changegroup, config, streamclone, vfsclose):
     eh.merge(_module.eh)
 
 cmdtable = eh.cmdtable

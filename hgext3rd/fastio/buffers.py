@@ -83,6 +83,18 @@ class StreamBuffer:
         self._pos = 0
         return have
 
+    def read(self, n):
+        """Up to ``n`` bytes, fewer only where the stream ends: a file-like
+        face for readers that check lengths themselves (changegroups)."""
+        pos = self._pos
+        end = pos + n
+        if end > len(self._buf):
+            self._fill(n)
+            pos, end = 0, n
+        buf = self._buf
+        self._pos = min(end, len(buf))
+        return buf[pos:end]
+
     def read_exact(self, n):
         pos = self._pos
         end = pos + n

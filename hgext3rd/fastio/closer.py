@@ -30,6 +30,9 @@ MODE_AUTO = b"auto"
 MODE_ALWAYS = b"always"
 MODE_NEVER = b"never"
 
+# handles queued together (the bound on pending handles counts them too)
+_BATCH = 16
+
 _perf_ns = time.perf_counter_ns
 _os_close = os.close
 
@@ -54,6 +57,14 @@ def close_error(name, exc):
     else:
         reason = pycompat.bytestr(str(exc) or exc.__class__.__name__)
     return error.Abort(_(b"error closing %s: %s") % (_describe(name), reason))
+
+
+def close_now(handle, name=None):
+    """Close ``handle`` here; a failure is an Abort naming the file."""
+    try:
+        _close_handle(handle)
+    except Exception as exc:
+        raise close_error(name, exc)
 
 
 class CloserStats:
@@ -125,6 +136,8 @@ class FileCloser:
         self.stats = stats if stats is not None else CloserStats()
 
         self._queue = None  # set once closing moved to the background
+        self._batch = []  # handles for the threads, not queued yet
+        self._batch_size = min(_BATCH, max(1, self._max_pending // 4))
         self._workers = []
         self._submitted = 0
         self._error = None  # (name, exception) of the first failure
@@ -147,12 +160,10 @@ class FileCloser:
                 # the handle must still be closed, then the failure surfaces
                 self._close_inline(handle, name)
                 self._raise_error()
-            self._submitted += 1
-            if not self._submitted & 7 and self._over_bound():
-                self._on_full(handle, name)
-                return
-            stats.background += 1
-            q.put((handle, name))
+            batch = self._batch
+            batch.append((handle, name))
+            if len(batch) >= self._batch_size:
+                self._send_batch()
             return
         if self._mode != MODE_AUTO:
             self._close_inline(handle, name)
@@ -165,11 +176,27 @@ class FileCloser:
         if len(self._samples) >= self._window:
             self._decide(_perf_ns())
 
+    def _send_batch(self):
+        """Hand the collected handles to the threads, in one queue item: a
+        thread takes the GIL once for the lot instead of once per handle."""
+        batch = self._batch
+        self._batch = []
+        self._submitted += len(batch)
+        if self._over_bound():
+            # backpressure: closes are slower than the producer
+            self._grow()
+            while batch and self._over_bound():
+                handle, name = batch.pop()
+                self._submitted -= 1
+                start = _perf_ns()
+                self._close_inline(handle, name)
+                self.stats.wait_ns += _perf_ns() - start
+        self.stats.background += len(batch)
+        if batch:
+            self._queue.put(batch)
+
     def _close_inline(self, handle, name):
-        try:
-            _close_handle(handle)
-        except Exception as exc:
-            raise close_error(name, exc)
+        close_now(handle, name)
 
     # -- decisions --------------------------------------------------------
 
@@ -227,16 +254,9 @@ class FileCloser:
             self.stats.peak_pending = pending
         return pending >= self._max_pending
 
-    def _on_full(self, handle, name):
-        """Backpressure: more handles pending than allowed, so closes are
-        slower than the producer.  Add a thread if allowed, and close this
-        one here: the producer waits exactly as long as one close."""
+    def _grow(self):
         if not self._fixed_threads and len(self._workers) < self._max_threads:
             self._add_thread()
-        self._submitted -= 1
-        start = _perf_ns()
-        self._close_inline(handle, name)
-        self.stats.wait_ns += _perf_ns() - start
 
     # -- background threads -----------------------------------------------
 
@@ -249,18 +269,18 @@ class FileCloser:
             if item.__class__ is _Barrier:
                 item.reached(worker)
                 continue
-            handle, name = item
-            try:
-                if handle.__class__ is int:
-                    _os_close(handle)
-                else:
-                    handle.close()
-            except BaseException as exc:
-                with self._error_lock:
-                    if self._error is None:
-                        self._error = (name, exc)
-            # only this thread writes its counter: no lock needed
-            worker.done += 1
+            for handle, name in item:
+                try:
+                    if handle.__class__ is int:
+                        _os_close(handle)
+                    else:
+                        handle.close()
+                except BaseException as exc:
+                    with self._error_lock:
+                        if self._error is None:
+                            self._error = (name, exc)
+                # only this thread writes its counter: no lock needed
+                worker.done += 1
 
     def _raise_error(self):
         name, exc = self._error
@@ -276,6 +296,8 @@ class FileCloser:
         The threads stay available for more closes afterwards.
         """
         q = self._queue
+        if self._batch:
+            self._send_batch()
         if q is not None and self._workers:
             pending = self.pending()
             if pending > self.stats.peak_pending:
@@ -299,6 +321,8 @@ class FileCloser:
             return
         self._finished = True
         q = self._queue
+        if self._batch:
+            self._send_batch()
         if q is not None:
             pending = self.pending()
             if pending > self.stats.peak_pending:

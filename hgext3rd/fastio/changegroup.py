@@ -1,0 +1,105 @@
+"""Changegroup application with deferred closes and lean revlog opens.
+
+Every changegroup that reaches a repository is applied by
+``cg1unpacker.apply`` (and its cg2/cg3/cg4 subclasses): ``hg pull``,
+``hg clone`` without ``--stream`` (``--pull``, remote peers, narrow clones),
+``hg unbundle`` of v1 and v2 bundles, narrow widening, pushes received by a
+server.  While one is applied, the store's raw vfs opens revlogs through a
+:class:`~.revlogwriter.RevlogOpener` and revlogs share compressors (see
+``compressors``).  Every deferred close is done, or has failed and aborted,
+before ``apply`` returns: the transaction never closes or rolls back with a
+handle still open.
+"""
+
+import threading
+
+from mercurial import (
+    bundle2,
+    changegroup as changegroupmod,
+    exthelper,
+    vfs as vfsmod,
+)
+
+from . import buffers, compat, compressors, config, report, revlogwriter
+
+eh = exthelper.exthelper()
+
+# the opener of the changegroup being applied (one at a time, main thread)
+_active = None
+
+
+@eh.extsetup
+def _extsetup(ui):
+    compressors.setup()
+
+
+@eh.wrapfunction(changegroupmod.cg1unpacker, "apply")
+def apply(orig, self, repo, tr, *args, **kwargs):
+    global _active
+    if _active is not None or threading.current_thread() is not (
+        threading.main_thread()
+    ):
+        return orig(self, repo, tr, *args, **kwargs)
+    settings = config.settings(repo.ui)
+    stats = report.OperationStats(b"changegroup")
+    closer = settings.make_closer(repo.ui, stats.closer)
+    encode, rawvfs = compat.encoder(repo.svfs)
+    opener = revlogwriter.RevlogOpener(rawvfs, closer, stats.writer, encode)
+    opener.store_vfs = repo.svfs
+    stream = self._stream
+    # a bundle2 part ends where the changegroup ends: it can be read ahead
+    # (not a raw peer stream, where the protocol goes on after it)
+    if isinstance(stream, bundle2.unbundlepart):
+        self._stream = buffers.StreamBuffer(stream, settings.buffer_size)
+    _active = opener
+    try:
+        with compressors.shared():
+            try:
+                result = orig(self, repo, tr, *args, **kwargs)
+            finally:
+                # no more deferred closes: later opens are stock's
+                _active = None
+                opener.detach()
+                self._stream = stream
+            # a close that failed fails the application (and so the
+            # transaction), like a write that failed
+            closer.finish()
+    except BaseException:
+        closer.finish(raise_errors=False)
+        raise
+    report.emit(repo.ui, settings, stats)
+    return result
+
+
+@eh.wrapfunction(vfsmod.vfs, "__call__")
+def _open(orig, self, path, mode=b"rb", *args, **kwargs):
+    opener = _active
+    if opener is None or opener.vfs is not self or args:
+        return orig(self, path, mode, *args, **kwargs)
+    return opener.open(orig, path, mode, kwargs)
+
+
+@eh.wrapfunction(vfsmod.abstractvfs, "exists")
+def _exists(orig, self, path=None):
+    opener = _active
+    if (
+        opener is not None
+        and path
+        and self is opener.store_vfs
+        and opener.in_missing_tree(path)
+    ):
+        return False
+    return orig(self, path)
+
+
+def _waiting_first(orig, self, *args, **kwargs):
+    # a file may be renamed or removed while its close is pending only where
+    # the filesystem allows it: not on Windows
+    opener = _active
+    if opener is not None:
+        opener.forget()
+    return orig(self, *args, **kwargs)
+
+
+for _name in ("rename", "unlink", "tryunlink", "unlinkpath"):
+    eh.wrapfunction(vfsmod.abstractvfs, _name)(_waiting_first)

@@ -1,0 +1,280 @@
+"""Open revlog files for writing with less work, and close them later.
+
+When a changegroup is applied, every new filelog is opened for writing
+through the store vfs in three steps: ``r+`` (fails), ``unlink`` (fails),
+``w+``, each preceded by an existence probe, a ``makedirs`` and the path
+audit; an existing filelog is opened once to count its links and once more to
+write.  Then the handle is closed synchronously, which is where NTFS and NFS
+spend their time.  A :class:`RevlogOpener`, active on one store vfs for the
+duration of one changegroup application:
+
+- creates a new file with one exclusive open (``O_EXCL`` proves it did not
+  exist, which is all stock's ``unlink`` is for), making its directories only
+  when that open says they are missing;
+- opens an existing file once and reads its link count from that descriptor
+  (a hardlinked file still goes through stock's copy-on-write);
+- hands every write handle to a :class:`~.closer.FileCloser` when the revlog
+  closes it: buffered data is flushed first, on the writing thread, so the
+  content is complete and a write error surfaces where stock raises it; only
+  the descriptor's close is deferred;
+- never lets a file be opened, renamed or removed while a deferred close of
+  it may be pending: such a call first waits for pending closes.
+
+Everything else goes to Mercurial's own ``vfs.__call__``: reads, atomic temp
+files, files whose stat ambiguity is checked at close (changelog, manifest),
+and every platform where ``os.open`` is not ``util.posixfile`` (Windows).
+The path audit, the store encoding (done by the store vfs above this one) and
+the file mode are those of stock.
+"""
+
+import contextlib
+import errno
+import io
+import os
+import posixpath
+
+from mercurial import pycompat, util, vfs as vfsmod
+
+from . import closer as closermod
+
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_EXISTING = os.O_RDWR | _O_CLOEXEC
+_O_NEW = os.O_RDWR | os.O_CREAT | os.O_EXCL | _O_CLOEXEC
+
+# the modes revlogs write with, after stock's appending of "b"
+_APPEND = 1
+_CREATE = 2
+_FAST_MODES = {
+    b"r+b": _APPEND,
+    b"rb+": _APPEND,
+    b"w+b": _CREATE,
+    b"wb+": _CREATE,
+}
+_WRITE_CHARS = frozenset(b"wa+x")
+
+# the keyword arguments the fast open honours; any other (atomictemp,
+# checkambig, backgroundclose, no audit, no parent dirs) goes to stock
+_NEUTRAL_KWARGS = {
+    "notindexed": None,
+    "buffering": -1,
+    "auditpath": True,
+    "makeparentdirs": True,
+    "checkambig": False,
+}
+
+
+class _HandOffFile(io.BufferedRandom):
+    """A buffered file whose ``close`` flushes, then gives the descriptor
+    away instead of closing it."""
+
+    def close(self):
+        if self.closed:
+            return
+        try:
+            # flushes (a failing write raises here), closes the FileIO; the
+            # FileIO does not own the descriptor
+            super().close()
+        finally:
+            self._fastio_sink(self._fastio_fd, self._fastio_key)
+
+
+class _HandOffProxy(vfsmod.closewrapbase):
+    """The same for a file object opened by stock."""
+
+    def __init__(self, fh, sink, key):
+        super().__init__(fh)
+        object.__setattr__(self, "_sink", sink)
+        object.__setattr__(self, "_key", key)
+
+    def __exit__(self, exc_type, exc_value, exc_tb):
+        self.close()
+
+    def close(self):
+        fh = self._origfh
+        if fh.closed:
+            return
+        try:
+            fh.flush()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                fh.close()
+            raise
+        self._sink(fh, self._key)
+
+
+class RevlogOpener:
+    """Serve the opens of one raw store vfs while it is active."""
+
+    # os.open and io.FileIO are what util.posixfile is on POSIX only
+    fast_open = not pycompat.iswindows
+
+    def __init__(self, vfs, closer, stats=None, encode=None):
+        self.vfs = vfs
+        self._encode = encode
+        self._closer = closer
+        self._stats = stats
+        # keys handed to background threads since the last wait for them
+        self._pending = set()
+        self._written = set()
+        # names whose read just failed (FileNotFoundError) and that nothing
+        # has created since, as far as this opener can tell
+        self._absent = set()
+        # directories this opener made, with the files it created in them:
+        # any other file in them does not exist
+        self._new_dirs = {}
+        # top-level directories known to be missing (revlogs probe data-s/
+        # for an interrupted split of every file they open)
+        self._missing_tops = {}
+
+    # -- opening ------------------------------------------------------------
+
+    def open(self, orig, path, mode, kwargs):
+        vfs = self.vfs
+        if self._pending and path in self._pending:
+            self.wait_pending()
+        if b"b" not in mode:
+            mode += b"b"
+        kind = _FAST_MODES.get(mode)
+        if kind is not None and self.fast_open and self._neutral(kwargs):
+            if kind == _APPEND and path in self._absent:
+                # a revlog opens a file it just failed to read for appending
+                # first, then creates it: spare the second failure
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+            fh = self._open_fast(orig, path, mode, kind, kwargs)
+            if fh is not None:
+                return fh
+        if not _WRITE_CHARS.intersection(mode):
+            if self._new_dirs and self._in_new_dir(path):
+                # the revlog of a new file tries to read it first
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+            try:
+                return orig(vfs, path, mode, **kwargs)
+            except FileNotFoundError:
+                self._absent.add(path)
+                raise
+        # stock may create files in ways this does not follow
+        self._forget_absence()
+        fh = orig(vfs, path, mode, **kwargs)
+        if (
+            not kwargs.get("checkambig")
+            and not kwargs.get("atomictemp")
+            and not kwargs.get("backgroundclose")
+        ):
+            return _HandOffProxy(fh, self._hand_off, path)
+        return fh
+
+    def _in_new_dir(self, path):
+        created = self._new_dirs.get(posixpath.dirname(path))
+        return created is not None and path not in created
+
+    @staticmethod
+    def _neutral(kwargs):
+        for key, value in kwargs.items():
+            if key not in _NEUTRAL_KWARGS:
+                return False
+            default = _NEUTRAL_KWARGS[key]
+            if default is not None and value != default:
+                return False
+        return True
+
+    def _open_fast(self, orig, path, mode, kind, kwargs):
+        """The descriptor-level open, or None to let stock do it."""
+        vfs = self.vfs
+        vfs._auditpath(path, mode)
+        f = vfs.join(path)
+        if kind == _CREATE:
+            self._absent.discard(path)
+            if self._missing_tops:
+                self._missing_tops.pop(path.partition(b"/")[0], None)
+            try:
+                fd = os.open(f, _O_NEW, 0o666)
+            except FileExistsError:
+                # stock unlinks it first (breaking hardlinks): let it
+                return None
+            except FileNotFoundError:
+                dirname = os.path.dirname(f)
+                util.makedirs(dirname, vfs.createmode, kwargs.get("notindexed"))
+                fd = os.open(f, _O_NEW, 0o666)
+                self._new_dirs[posixpath.dirname(path)] = {path}
+            else:
+                created = self._new_dirs.get(posixpath.dirname(path))
+                if created is not None:
+                    created.add(path)
+            try:
+                vfs._fixfilemode(f)
+            except BaseException:
+                os.close(fd)
+                raise
+        else:
+            # a missing file raises FileNotFoundError, as stock does
+            fd = os.open(f, _O_EXISTING)
+            # a hardlinked file must be copied before it is written, and
+            # stock decides once per vfs whether link counts can be trusted
+            if vfs._trustnlink is not True or os.fstat(fd).st_nlink > 1:
+                os.close(fd)
+                return None
+        try:
+            raw = io.FileIO(fd, "r+", closefd=False)
+            raw.name = f
+            fh = _HandOffFile(raw)
+        except BaseException:
+            os.close(fd)
+            raise
+        fh._fastio_sink = self._hand_off
+        fh._fastio_fd = fd
+        fh._fastio_key = path
+        return fh
+
+    # -- closing ------------------------------------------------------------
+
+    def _hand_off(self, handle, key):
+        closer = self._closer
+        if closer is None:
+            # closed after the operation ended
+            closermod.close_now(handle, key)
+            return
+        closer.close(handle, key)
+        if key not in self._written:
+            self._written.add(key)
+            if self._stats is not None:
+                self._stats.files += 1
+        if closer.background:
+            self._pending.add(key)
+
+    def detach(self):
+        """The operation is over: close whatever comes later at once."""
+        self._closer = None
+        self._pending.clear()
+
+    def in_missing_tree(self, path):
+        """True if ``path`` (of the store vfs above) is known not to exist
+        because its top-level directory does not."""
+        if self._encode is None:
+            return False
+        top, sep, __ = self._encode(path).partition(b"/")
+        if not sep:
+            return False
+        missing = self._missing_tops.get(top)
+        if missing is None:
+            missing = not os.path.lexists(self.vfs.join(top))
+            self._missing_tops[top] = missing
+        return missing
+
+    def _forget_absence(self):
+        self._absent.clear()
+        self._new_dirs.clear()
+        self._missing_tops.clear()
+
+    def forget(self):
+        """A file was renamed or removed: wait for pending closes, and trust
+        no earlier absence."""
+        self._forget_absence()
+        self.wait_pending()
+
+    def wait_pending(self):
+        """Wait for every deferred close so far (before a file is reopened,
+        renamed or removed: Windows refuses it while a handle is open)."""
+        if self._pending:
+            self._pending.clear()
+            if self._closer is not None:
+                self._closer.drain()
