@@ -1,6 +1,6 @@
 import os
 
-from setuptools import setup
+from setuptools import Extension, setup
 
 here = os.path.dirname(os.path.abspath(__file__))
 
@@ -25,6 +25,14 @@ setup(
     license="GPL-2.0-or-later",
     packages=["hgext3rd", "hgext3rd.fastio"],
     python_requires=">=3.8",
+    # optional: without a compiler the closer uses os.close
+    ext_modules=[
+        Extension(
+            "hgext3rd.fastio._fdclose",
+            ["hgext3rd/fastio/_fdclose.c"],
+            optional=True,
+        )
+    ],
     classifiers=[
         "Programming Language :: Python :: 3",
         "Topic :: Software Development :: Version Control :: Mercurial",

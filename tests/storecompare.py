@@ -19,6 +19,8 @@ SKIP_PREFIXES = ("undo", "journal", "lock")
 
 def store_files(repo, ignore, modes=True):
     base = os.path.join(repo, ".hg", "store")
+    if not os.path.isdir(base):
+        sys.exit("no store in %s" % repo)
     found = {}
     for root, dirs, files in os.walk(base):
         for name in files:

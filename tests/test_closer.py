@@ -173,3 +173,57 @@ def test_exception_in_body_is_not_masked():
             c.close(f, f.name)
             raise KeyError("body")
     assert c.failure is not None
+
+
+# a descriptor number no process has open: its close fails with EBADF
+_BAD_FD = 1 << 20
+
+
+@pytest.fixture(params=["batch-in-c", "os.close"])
+def descriptor_closing(request, monkeypatch):
+    if request.param == "batch-in-c":
+        if closer.close_fds is None:
+            pytest.skip("_fdclose is not built")
+    else:
+        monkeypatch.setattr(closer, "close_fds", None)
+    return request.param
+
+
+@pytest.mark.parametrize("position", ["first", "middle", "last"])
+def test_failing_descriptor_close_aborts(tmp_path, descriptor_closing, position):
+    count = 40
+    failing = {"first": 0, "middle": count // 2, "last": count - 1}[position]
+    fds = []
+    for i in range(count):
+        if i == failing:
+            fds.append(_BAD_FD)
+        else:
+            fds.append(os.open(str(tmp_path / ("f%d" % i)), os.O_CREAT | os.O_WRONLY))
+    c = make("background")
+    with pytest.raises(error.Abort) as info:
+        with c:
+            for i, fd in enumerate(fds):
+                c.close(fd, b"data/f%d.i" % i)
+    assert info.value.message.startswith(b"error closing 'data/f%d.i'" % failing)
+    # every other descriptor was closed all the same
+    for fd in fds:
+        if fd != _BAD_FD:
+            with pytest.raises(OSError):
+                os.fstat(fd)
+
+
+def test_descriptors_close_in_background_batches(tmp_path, descriptor_closing):
+    fds = [
+        os.open(str(tmp_path / ("f%d" % i)), os.O_CREAT | os.O_WRONLY)
+        for i in range(100)
+    ]
+    c = make("background")
+    with c:
+        for fd in fds:
+            c.close(fd, None)
+        c.drain()
+        assert c.pending() == 0
+    assert c.stats.background == 100
+    for fd in fds:
+        with pytest.raises(OSError):
+            os.fstat(fd)

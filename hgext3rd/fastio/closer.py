@@ -24,7 +24,17 @@ import threading
 import time
 
 from mercurial.i18n import _
-from mercurial import error, pycompat
+from mercurial import demandimport, error, pycompat
+
+with demandimport.deactivated():
+    try:
+        from . import _fdclose
+    except ImportError:
+        _fdclose = None
+
+# closes a list of descriptors with the GIL released once (built from
+# _fdclose.c when a compiler was there); else one os.close per handle
+close_fds = getattr(_fdclose, "close_all", None)
 
 MODE_AUTO = b"auto"
 MODE_ALWAYS = b"always"
@@ -269,6 +279,17 @@ class FileCloser:
             if item.__class__ is _Barrier:
                 item.reached(worker)
                 continue
+            if close_fds is not None and all(h.__class__ is int for h, __ in item):
+                try:
+                    failures = close_fds([h for h, __ in item])
+                except BaseException as exc:
+                    failures = None
+                    self._record_error(item[0][1], exc)
+                if failures:
+                    index, err = failures[0]
+                    self._record_error(item[index][1], OSError(err, os.strerror(err)))
+                worker.done += len(item)
+                continue
             for handle, name in item:
                 try:
                     if handle.__class__ is int:
@@ -276,11 +297,14 @@ class FileCloser:
                     else:
                         handle.close()
                 except BaseException as exc:
-                    with self._error_lock:
-                        if self._error is None:
-                            self._error = (name, exc)
+                    self._record_error(name, exc)
                 # only this thread writes its counter: no lock needed
                 worker.done += 1
+
+    def _record_error(self, name, exc):
+        with self._error_lock:
+            if self._error is None:
+                self._error = (name, exc)
 
     def _raise_error(self):
         name, exc = self._error

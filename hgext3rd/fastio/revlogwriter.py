@@ -70,12 +70,14 @@ class _HandOffFile(io.BufferedRandom):
     def close(self):
         if self.closed:
             return
+        # revlogs append: the end position is the size (for the report)
+        written = self.tell() - self._fastio_start
         try:
             # flushes (a failing write raises here), closes the FileIO; the
             # FileIO does not own the descriptor
             super().close()
         finally:
-            self._fastio_sink(self._fastio_fd, self._fastio_key)
+            self._fastio_sink(self._fastio_fd, self._fastio_key, written)
 
 
 class _HandOffProxy(vfsmod.closewrapbase):
@@ -155,6 +157,7 @@ class RevlogOpener:
         # stock may create files in ways this does not follow
         self._forget_absence()
         fh = orig(vfs, path, mode, **kwargs)
+        self._count_file(path)
         if (
             not kwargs.get("checkambig")
             and not kwargs.get("atomictemp")
@@ -205,14 +208,17 @@ class RevlogOpener:
             except BaseException:
                 os.close(fd)
                 raise
+            start = 0
         else:
             # a missing file raises FileNotFoundError, as stock does
             fd = os.open(f, _O_EXISTING)
             # a hardlinked file must be copied before it is written, and
             # stock decides once per vfs whether link counts can be trusted
-            if vfs._trustnlink is not True or os.fstat(fd).st_nlink > 1:
+            st = os.fstat(fd)
+            if vfs._trustnlink is not True or st.st_nlink > 1:
                 os.close(fd)
                 return None
+            start = st.st_size
         try:
             raw = io.FileIO(fd, "r+", closefd=False)
             raw.name = f
@@ -223,21 +229,26 @@ class RevlogOpener:
         fh._fastio_sink = self._hand_off
         fh._fastio_fd = fd
         fh._fastio_key = path
+        fh._fastio_start = start
+        self._count_file(path)
         return fh
+
+    def _count_file(self, path):
+        if self._stats is not None and path not in self._written:
+            self._written.add(path)
+            self._stats.files += 1
 
     # -- closing ------------------------------------------------------------
 
-    def _hand_off(self, handle, key):
+    def _hand_off(self, handle, key, written=0):
         closer = self._closer
         if closer is None:
             # closed after the operation ended
             closermod.close_now(handle, key)
             return
         closer.close(handle, key)
-        if key not in self._written:
-            self._written.add(key)
-            if self._stats is not None:
-                self._stats.files += 1
+        if self._stats is not None:
+            self._stats.bytes += max(0, written)
         if closer.background:
             self._pending.add(key)
 
