@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Stream clone application: tar -x vs stock hg vs fastio, side by side.
+"""Stream and changegroup application: tar -x vs stock hg vs fastio.
 
 Everything runs on tmpfs (/dev/shm).  For each repository size and stream
 format, each variant applies the same stream bundle to an empty repository
@@ -11,7 +11,12 @@ Times are of the command body (hg start-up excluded, measured by the
 bench-only ``benchtimer`` extension loaded in every hg run); ``wall`` columns
 include start-up.  ``tar`` is ``tar -x`` of the same store.
 
-usage: bench.py [--sizes 100,10000,20000] [--formats v2] [--runs 3]
+Formats: ``v1``, ``v2``, ``v3`` (stream bundles) and ``cg`` (an
+uncompressed bundle2 changegroup, applied with ``hg unbundle``: the path of
+pulls and pull-clones).  Stream results are compared with the source store,
+changegroup results with what stock's ``hg unbundle`` wrote.
+
+usage: bench.py [--sizes 100,10000,20000] [--formats v2,cg] [--runs 3]
                 [--delay-us 1000] [--demo]
 """
 
@@ -83,6 +88,7 @@ def prepare(workdir, size, env):
             ["bundle", "-q", "-a", "-t", "none-v2;stream=v3-exp"],
             ["--config", "experimental.stream-v3=yes"],
         ),
+        "cg": (["bundle", "-q", "-a", "-t", "none-v2"], []),
     }
     for fmt, (cmd, extra) in bundles.items():
         path = os.path.join(workdir, "repo-%d.%s" % (size, fmt))
@@ -94,12 +100,21 @@ def prepare(workdir, size, env):
         run(["tar", "-C", os.path.join(repo, ".hg"), "-cf", tar, "store"], env)
     out["tar"] = tar
     out["repo"] = repo
+    # what stock writes from the changegroup: the reference for fastio's
+    ref = os.path.join(workdir, "ref-cg-%d" % size)
+    if not os.path.exists(os.path.join(ref, ".hg", "store", "00changelog.i")):
+        shutil.rmtree(ref, ignore_errors=True)
+        run([HG, "init", ref], env)
+        run([HG, "-R", ref] + apply_cmd("cg", out["cg"]), env)
+    out["ref-cg"] = ref
     return out
 
 
 def apply_cmd(fmt, bundle):
     if fmt == "v1":
         return ["debugapplystreamclonebundle", bundle]
+    if fmt == "cg":
+        return ["unbundle", "-q", bundle]
     return ["unbundle", "-q", bundle, "--config", "experimental.stream-v3=yes"]
 
 
@@ -132,12 +147,12 @@ def time_tar(workdir, tar, env):
     return time.perf_counter() - start
 
 
-def check(dest, src, variant, env):
+def check(dest, src, fmt, variant, env):
     clean = dict(env)
     clean.pop("LD_PRELOAD", None)
     run([HG, "-R", dest, "verify", "-q"], clean)
     cmp = [sys.executable, os.path.join(ROOT, "tests", "storecompare.py")]
-    if variant.startswith("stock"):
+    if variant.startswith("stock") and fmt != "cg":
         cmp.append("--content-only")  # stock v2 gives revlogs mode 0777-umask
     run(cmp + [src, dest], clean, stdout=subprocess.DEVNULL)
 
@@ -149,7 +164,7 @@ def median(values):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="100,10000,20000")
-    ap.add_argument("--formats", default="v2")
+    ap.add_argument("--formats", default="v2,cg")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--delay-us", type=int, default=1000)
     ap.add_argument("--variants", default=",".join(VARIANTS))
@@ -194,23 +209,31 @@ def main(argv=None):
                         for __ in range(args.runs)
                     ]
                 )
-                for variant in variants:
-                    bodies, walls = [], []
-                    for i in range(args.runs):
+                # runs interleaved: a load change hits every variant alike
+                bodies = {v: [] for v in variants}
+                walls = {v: [] for v in variants}
+                for i in range(args.runs):
+                    for variant in variants:
                         body, wall, dest = time_hg(
                             args.workdir, variant, fmt, data[fmt], denv
                         )
-                        bodies.append(body)
-                        walls.append(wall)
+                        bodies[variant].append(body)
+                        walls[variant].append(wall)
                         if i == 0:
-                            check(dest, data["repo"], variant, env)
-                    results[(delay, variant)] = (median(bodies), median(walls))
+                            src = data["ref-cg" if fmt == "cg" else "repo"]
+                            check(dest, src, fmt, variant, env)
+                for variant in variants:
+                    results[(delay, variant)] = (
+                        median(bodies[variant]),
+                        median(walls[variant]),
+                    )
             print_table(size, fmt, delays, variants, results)
     return 0
 
 
 def print_table(size, fmt, delays, variants, results):
-    print("== %d files, stream %s ==" % (size, fmt))
+    kind = "changegroup unbundle" if fmt == "cg" else "stream %s" % fmt
+    print("== %d files, %s ==" % (size, kind))
     header = "%-10s %8s" % ("close()", "tar -x")
     for v in variants:
         header += " %15s" % (v + " body/wall")
