@@ -21,6 +21,16 @@ file once, in directories it remembers, and journals every file in the
 transaction before creating it: an aborted or interrupted clone leaves no
 stray file, and ``hg recover`` cleans up after a crash.
 
+Changegroup application (``hg pull``, ``hg clone`` without ``--stream``
+from any peer, ``hg unbundle`` of v1 and v2 bundles, narrow clones and
+``hg tracked --addinclude``) opens revlog files with fewer system calls
+(one exclusive create for a new file, one open for an existing one; a
+hardlinked file is still copied first), hands their closes to the closer,
+shares compressors between revlogs and reads bundle2 parts in large
+blocks.  Every deferred close is done before the transaction closes or
+rolls back, and a file is never reopened, renamed or removed while its close
+is pending.
+
 Every ``vfs.backgroundclosing`` block of Mercurial (working copy updates,
 among others) uses the extension's closer instead of stock's, so that a
 failing close always aborts the command.
