@@ -1,0 +1,63 @@
+/* LD_PRELOAD shim: make write() or close() fail on chosen files.
+ *
+ * FASTIO_FAIL_CLOSE=substring   close() of a file opened for writing whose
+ *                               path contains it closes, then fails ENOSPC
+ * FASTIO_FAIL_WRITE=substring   write() to such a file fails ENOSPC
+ *
+ * build: gcc -O2 -shared -fPIC -o faultshim.so faultshim.c -ldl
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int matches(int fd, const char *var)
+{
+	const char *pattern = getenv(var);
+	char link[64], path[4096];
+	ssize_t n;
+	int flags;
+	if (!pattern || !*pattern)
+		return 0;
+	flags = fcntl(fd, F_GETFL);
+	if (flags == -1 || (flags & O_ACCMODE) == O_RDONLY)
+		return 0;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0)
+		return 0;
+	path[n] = '\0';
+	return strstr(path, pattern) != NULL;
+}
+
+int close(int fd)
+{
+	static int (*real_close)(int);
+	int fail;
+	if (!real_close)
+		real_close = (int (*)(int))dlsym(RTLD_NEXT, "close");
+	fail = matches(fd, "FASTIO_FAIL_CLOSE");
+	if (real_close(fd) != 0)
+		return -1;
+	if (fail) {
+		errno = ENOSPC;
+		return -1;
+	}
+	return 0;
+}
+
+ssize_t write(int fd, const void *buf, size_t count)
+{
+	static ssize_t (*real_write)(int, const void *, size_t);
+	if (!real_write)
+		real_write = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+	if (matches(fd, "FASTIO_FAIL_WRITE")) {
+		errno = ENOSPC;
+		return -1;
+	}
+	return real_write(fd, buf, count);
+}
