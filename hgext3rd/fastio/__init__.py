@@ -101,9 +101,10 @@ Configuration
   ``fastio:`` and go to stderr. Default: no.
 
 ``fastio.probe-max-age``
-  Age after which a cached close latency is measured again, with a unit
-  (``s``, ``m``, ``h``, ``d``; a bare number is days); ``0`` disables the
-  cache.  Only read in ``auto`` mode. Default: ``7d``.
+  Age after which a cached close latency is no longer used (the next
+  operation samples again and stores its median), with a unit (``s``,
+  ``m``, ``h``, ``d``; a bare number is days); ``0`` disables the cache.
+  Only read in ``auto`` mode. Default: ``7d``.
 """
 
 from mercurial import exthelper
