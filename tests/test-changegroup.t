@@ -12,10 +12,13 @@ compared with what stock Mercurial writes from the same input.
 Pull-clone over http with background closes forced on: the closes really ran
 on the threads, and the store is the one stock writes
 
-  $ hg clone -q $ON http://localhost:$HGPORT clone-http 2>&1 | grep -E '^fastio: (changegroup|files|closes)'
+  $ hg clone -q $ON http://localhost:$HGPORT clone-http 2>&1 | grep -E '^fastio: (changegroup|working|files|closes)'
   fastio: changegroup
   fastio: files written: 27
   fastio: closes: 25, in background: 25, threads: 4
+  fastio: working copy files
+  fastio: files written: 24
+  fastio: closes: 24, in background: 24, threads: 4
   $ hg -R clone-http verify -q
   $ hg clone -q --pull $STOCK src stock-clone
   $ storecompare stock-clone clone-http

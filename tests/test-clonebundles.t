@@ -15,6 +15,7 @@ packed1 (stream v1)
   applying clone bundle from http://localhost:*/packed1.hg (glob)
   fastio: files written: 27
   no changes found
+  fastio: files written: 24
   $ hg -R clone-packed1 verify -q
   $ storecompare src clone-packed1
   stores identical: 29 files
@@ -26,6 +27,7 @@ stream v2
   applying clone bundle from http://localhost:*/v2.hg (glob)
   fastio: files written: 30
   no changes found
+  fastio: files written: 24
   $ hg -R clone-v2 verify -q
   $ storecompare src clone-v2
   stores identical: 29 files

@@ -15,6 +15,8 @@ Stream v2 clone over http, with the report
   $ hg clone -q --stream --config fastio.report=yes http://localhost:$HGPORT clone-http 2>&1 | grep -E '^fastio: (files|closes)'
   fastio: files written: 30
   fastio: closes: 30, in background: 0, threads: 0
+  fastio: files written: 24
+  fastio: closes: 24, in background: 0, threads: 0
   $ hg -R clone-http verify -q
   $ storecompare src clone-http
   stores identical: 29 files
@@ -129,6 +131,8 @@ A checkout uses the extension's closer for Mercurial's backgroundclosing
 (forced to the background here by a zero threshold)
 
   $ hg clone -q --debug --config fastio.slow-close-threshold=0ns --config worker.enabled=no applied-v2 checkout 2>&1 | grep '^fastio:'
+  fastio: no fresh close latency cached for this filesystem
   fastio: median close * us over 16 files, closing in background with * threads (glob)
+  fastio: cached close latency * us (sampled) for this filesystem (glob)
   $ hg -R checkout status
   $ hg -R checkout diff -r tip --stat

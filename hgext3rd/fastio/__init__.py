@@ -35,6 +35,8 @@ Every ``vfs.backgroundclosing`` block of Mercurial (working copy updates,
 among others) uses the extension's closer instead of stock's, so that a
 failing close always aborts the command.
 
+With no option set, the output of every command is that of Mercurial.
+
 Background closing
 ==================
 
@@ -43,6 +45,29 @@ closed inline until the median close of a sample is slower than
 ``fastio.slow-close-threshold``; then background threads take over, as many
 as needed to keep up with the writer (they grow when the queue of pending
 closes is full).  Fast local filesystems never pay for threads.
+
+Auto mode remembers the median it measured, per filesystem, in
+``.hg/cache/fastio-probe``: the next operation on the same filesystem (the
+checkout after a clone, a pull, an update) starts closing in the background
+at once when closes there are slow, without sampling first; where they are
+fast it closes inline and keeps timing, so that a change is noticed.  A
+measurement older than ``fastio.probe-max-age`` is not used.  Nothing is
+probed behind your back: the cache is filled by operations that close at
+least ``fastio.close-sample`` files, or by ``hg debugfastio``.
+
+When waiting for pending closes at the end of an operation takes more than
+a second, a ``closing files`` progress bar shows it.  ``--debug`` tells
+every decision (lines starting with ``fastio:``).
+
+Checking a filesystem
+=====================
+
+``hg debugfastio`` prints the effective settings and probes the
+repository's filesystem: it creates, writes and closes a few hundred small
+files in a temporary directory under ``.hg`` (removed afterwards), prints
+the median close latency and what auto mode chooses from it, and stores the
+measurement for auto mode.  ``--files N`` sets the number of files (default
+256); ``--no-cache`` leaves the cache untouched.
 
 Configuration
 =============
@@ -78,8 +103,18 @@ Configuration
 
 ``fastio.report``
   Print, at the end of each accelerated operation, what it did: files and
-  bytes written, closes done in background, time spent waiting for them.
-  Lines start with ``fastio:`` and go to stderr. Default: no.
+  bytes written, closes done in background and threads, time spent waiting
+  for them, the peak of pending closes, how closing was decided, and
+  Mercurial's mmap policy for revlog indexes (the extension has none of its
+  own).  A stream clone reports the files of the stream; a checkout (or any
+  other ``backgroundclosing`` block) gets its own section.  Lines start with
+  ``fastio:`` and go to stderr. Default: no.
+
+``fastio.probe-max-age``
+  Age after which a cached close latency is no longer used (the next
+  operation samples again and stores its median), with a unit (``s``,
+  ``m``, ``h``, ``d``; a bare number is days); ``0`` disables the cache.
+  Only read in ``auto`` mode. Default: ``7d``.
 """
 
 from mercurial import exthelper
@@ -87,6 +122,7 @@ from mercurial import exthelper
 from . import (
     changegroup,
     config,
+    debugcommands,
     metadata,
     streamclone,
     vfsclose,
@@ -98,7 +134,7 @@ minimumhgversion = metadata.minimumhgversion
 buglink = metadata.buglink
 
 eh = exthelper.exthelper()
-for _module in (changegroup, config, streamclone, vfsclose):
+for _module in (changegroup, config, debugcommands, streamclone, vfsclose):
     eh.merge(_module.eh)
 
 cmdtable = eh.cmdtable

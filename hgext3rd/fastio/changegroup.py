@@ -42,7 +42,8 @@ def apply(orig, self, repo, tr, *args, **kwargs):
         return orig(self, repo, tr, *args, **kwargs)
     settings = config.settings(repo.ui)
     stats = report.OperationStats(b"changegroup")
-    closer = settings.make_closer(repo.ui, stats.closer)
+    tuning = settings.tuning(repo.ui, getattr(repo, "cachevfs", None), repo.svfs.base)
+    closer = settings.make_closer(repo.ui, stats.closer, tuning)
     encode, rawvfs = compat.encoder(repo.svfs)
     opener = revlogwriter.RevlogOpener(rawvfs, closer, stats.writer, encode)
     opener.store_vfs = repo.svfs
@@ -64,6 +65,8 @@ def apply(orig, self, repo, tr, *args, **kwargs):
             # a close that failed fails the application (and so the
             # transaction), like a write that failed
             closer.finish()
+        if tuning is not None:
+            tuning.remember_closer(closer.stats)
     except BaseException:
         closer.finish(raise_errors=False)
         raise

@@ -44,6 +44,13 @@ MODE_NEVER = b"never"
 _BATCH = 16
 
 _perf_ns = time.perf_counter_ns
+
+# a drain that has not finished after this long shows a progress bar
+PROGRESS_AFTER_S = 1.0
+# time to produce one file (open, write, journal) assumed when the latency
+# comes from a cache and there is no rate measured yet: a stream apply's on
+# tmpfs is ~20 us; backpressure adds threads if the guess is low
+ASSUMED_PRODUCE_NS = 50 * 1000
 _os_close = os.close
 
 
@@ -87,6 +94,15 @@ class CloserStats:
         self.peak_pending = 0
         self.wait_ns = 0
         self.median_close_ns = None
+        self.windows = 0  # windows of closes timed and decided upon
+        self.decision = None  # what the closer chose, for report and debug
+
+
+def threads_for_latency(latency_ns, produce_ns, max_threads):
+    """Closes that must run at once so that a producer spending
+    ``produce_ns`` per file never waits for one taking ``latency_ns``."""
+    threads = -(-latency_ns // max(1, produce_ns))
+    return min(max_threads, max(2, threads))
 
 
 class _Worker:
@@ -109,10 +125,18 @@ class _Barrier:
         self._arrived.put(worker)
         self._all_there.wait()
 
-    def wait(self):
-        for __ in range(self._left):
-            self._arrived.get()
+    def wait(self, timeout=None):
+        """True once every thread arrived, False if ``timeout`` passed."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self._left:
+            left = None if deadline is None else max(0, deadline - time.monotonic())
+            try:
+                self._arrived.get(timeout=left)
+            except queue.Empty:
+                return False
+            self._left -= 1
         self._all_there.set()
+        return True
 
 
 class FileCloser:
@@ -135,6 +159,7 @@ class FileCloser:
         max_pending=256,
         window=16,
         stats=None,
+        initial_latency_ns=None,
     ):
         self._ui = ui
         self._mode = mode
@@ -157,6 +182,26 @@ class FileCloser:
         self._finished = False
         if mode == MODE_ALWAYS:
             self._start_background(self._fixed_threads or 4)
+            self.stats.decision = b"always"
+        elif mode == MODE_NEVER:
+            self.stats.decision = b"never"
+        elif initial_latency_ns is not None and initial_latency_ns >= threshold_ns:
+            # a measurement of this filesystem says closes are slow: no
+            # sampling, threads from the start
+            threads = self._fixed_threads or threads_for_latency(
+                initial_latency_ns, ASSUMED_PRODUCE_NS, self._max_threads
+            )
+            self.stats.decision = b"auto: background, cached close latency %d us" % (
+                initial_latency_ns // 1000
+            )
+            if ui is not None:
+                ui.debug(
+                    b"fastio: cached close latency %d us, closing in background"
+                    b" with %d threads\n" % (initial_latency_ns // 1000, threads)
+                )
+            self._start_background(threads)
+        else:
+            self.stats.decision = b"auto: inline"
 
     # -- the hot path -----------------------------------------------------
 
@@ -214,20 +259,24 @@ class FileCloser:
         samples = sorted(self._samples)
         median = samples[len(samples) // 2]
         self.stats.median_close_ns = median
+        self.stats.windows += 1
         elapsed = now - self._window_start
         count = len(samples)
         self._samples = []
         self._window_start = None
         if median < self._threshold_ns:
+            self.stats.decision = b"auto: inline, median close %d us < %d us" % (
+                median // 1000,
+                self._threshold_ns // 1000,
+            )
             return
         if self._fixed_threads:
             threads = self._fixed_threads
         else:
-            # time spent producing one file, closes excluded: that many
-            # closes must run at once to keep the producer from waiting
-            produce = max(1, (elapsed - sum(samples)) // count)
-            threads = -(-median // produce)
-        threads = min(self._max_threads, max(2, threads))
+            # time spent producing one file, closes excluded
+            produce = (elapsed - sum(samples)) // count
+            threads = threads_for_latency(median, produce, self._max_threads)
+        self.stats.decision = b"auto: background, median close %d us" % (median // 1000)
         if self._ui is not None:
             self._ui.debug(
                 b"fastio: median close %d us over %d files, "
@@ -330,10 +379,39 @@ class FileCloser:
             barrier = _Barrier(len(self._workers))
             for __ in self._workers:
                 q.put(barrier)
-            barrier.wait()
+            self._wait(barrier.wait, pending)
             self.stats.wait_ns += _perf_ns() - start
         if self._error is not None:
             self._raise_error()
+
+    def _joined(self, timeout):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for w in self._workers:
+            w.thread.join(
+                None if deadline is None else max(0, deadline - time.monotonic())
+            )
+            if w.thread.is_alive():
+                return False
+        return True
+
+    def _wait(self, done, pending):
+        """Wait until ``done(timeout)`` is true; after PROGRESS_AFTER_S,
+        with a progress bar of the ``pending`` closes (nothing is polled
+        before that)."""
+        if done(PROGRESS_AFTER_S):
+            return
+        if self._ui is None:
+            done(None)
+            return
+        progress = self._ui.makeprogress(
+            _(b"closing files"), unit=_(b"files"), total=pending
+        )
+        left = self.pending()
+        progress.update(pending - left)
+        while not done(0.1):
+            left = self.pending()
+            progress.update(pending - left)
+        progress.complete()
 
     def finish(self, raise_errors=True):
         """Close everything pending, stop the threads, report a failure.
@@ -355,8 +433,7 @@ class FileCloser:
             # no timed polling: each thread stops on its own sentinel
             for __ in self._workers:
                 q.put(None)
-            for w in self._workers:
-                w.thread.join()
+            self._wait(self._joined, pending)
             self.stats.wait_ns += _perf_ns() - start
         if self._samples and self.stats.median_close_ns is None:
             samples = sorted(self._samples)

@@ -7,7 +7,7 @@ keep the two in step.
 from mercurial import error, exthelper
 from mercurial.i18n import _
 
-from . import closer
+from . import autotune, closer
 
 eh = exthelper.exthelper()
 
@@ -22,6 +22,7 @@ eh.configitem(SECTION, b"close-sample", default=16)
 eh.configitem(SECTION, b"buffer-size", default=b"1MB")
 eh.configitem(SECTION, b"stream-writer", default=True)
 eh.configitem(SECTION, b"report", default=False)
+eh.configitem(SECTION, b"probe-max-age", default=b"7d")
 
 _MODES = {
     b"auto": closer.MODE_AUTO,
@@ -43,21 +44,36 @@ _UNITS = (
 )
 
 
-def parse_duration_ns(value):
+_AGE_UNITS = (
+    (b"s", 1),
+    (b"m", 60),
+    (b"h", 3600),
+    (b"d", 86400),
+)
+
+
+def parse_duration_ns(value, option=b"slow-close-threshold"):
     """``b'50us'`` -> 50000; a bare number is microseconds."""
+    return _parse_duration(value, _UNITS, 1000, option)
+
+
+def parse_age_s(value, option=b"probe-max-age"):
+    """``b'7d'`` -> 604800; a bare number is days."""
+    return _parse_duration(value, _AGE_UNITS, 86400, option)
+
+
+def _parse_duration(value, units, bare_scale, option):
     text = value.strip().lower()
-    for suffix, scale in sorted(_UNITS, key=lambda u: -len(u[0])):
+    for suffix, scale in sorted(units, key=lambda u: -len(u[0])):
         if text.endswith(suffix) and text[: -len(suffix)].strip():
             number = text[: -len(suffix)].strip()
             break
     else:
-        number, scale = text, 1000
+        number, scale = text, bare_scale
     try:
         return int(float(number) * scale)
     except ValueError:
-        raise error.ConfigError(
-            _(b"fastio.slow-close-threshold is not a duration: %s") % value
-        )
+        raise error.ConfigError(_(b"fastio.%s is not a duration: %s") % (option, value))
 
 
 class Settings:
@@ -81,8 +97,22 @@ class Settings:
         self.buffer_size = max(64 * 1024, ui.configbytes(SECTION, b"buffer-size"))
         self.stream_writer = ui.configbool(SECTION, b"stream-writer")
         self.report = ui.configbool(SECTION, b"report")
+        self.probe_max_age_s = max(0, parse_age_s(ui.config(SECTION, b"probe-max-age")))
 
-    def make_closer(self, ui, stats=None):
+    def tuning(self, ui, cachevfs, path):
+        """Auto mode's cached latency for closes into ``path``, or None
+        (not auto mode, cache disabled, or no repository cache)."""
+        if (
+            self.close_mode != closer.MODE_AUTO
+            or not self.probe_max_age_s
+            or cachevfs is None
+        ):
+            return None
+        return autotune.Tuning(
+            ui, cachevfs, path, self.probe_max_age_s, self.threshold_ns
+        )
+
+    def make_closer(self, ui, stats=None, tuning=None):
         return closer.FileCloser(
             ui=ui,
             mode=self.close_mode,
@@ -92,6 +122,7 @@ class Settings:
             max_pending=self.max_pending,
             window=self.close_sample,
             stats=stats,
+            initial_latency_ns=tuning and tuning.initial_latency_ns,
         )
 
 

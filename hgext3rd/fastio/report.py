@@ -4,18 +4,43 @@ Every line starts with ``fastio:`` and goes to stderr, so that scripts parsing
 Mercurial's output are not affected.
 """
 
-from mercurial import util
+from mercurial import configitems, util
 
 from . import closer, storewriter
 
 
 class OperationStats:
-    def __init__(self, operation):
+    def __init__(self, operation, svfs=None):
         self.operation = operation
         self.writer = storewriter.WriterStats()
         self.closer = closer.CloserStats()
         self.elapsed = None
-        self.mmap_policy = None
+        self.mmap_policy = mmap_policy(svfs)
+
+
+def mmap_policy(svfs):
+    """Mercurial's own mmap of revlog indexes in a store, as it is in
+    effect: the extension has no mmap policy of its own.  (Version
+    differences would belong to ``compat``; kept here while that module is
+    being reworked elsewhere.)"""
+    options = getattr(svfs, "options", None)
+    if options is None:
+        return None
+    data_config = options.get(b"data-config")
+    if data_config is not None:
+        threshold = getattr(data_config, "mmap_index_threshold", None)
+    else:
+        threshold = options.get(b"mmapindexthreshold")
+    if b"revlog.mmap.index" in configitems.coreitems.get(b"storage", {}):
+        option = b"storage.revlog.mmap.index"
+    else:
+        option = b"experimental.mmapindexthreshold"
+    if threshold is None:
+        return b"none (Mercurial's %s is off)" % option
+    return b"Mercurial's, revlog indexes of %s or more (%s)" % (
+        util.bytecount(threshold),
+        option,
+    )
 
 
 def lines(stats):
@@ -30,6 +55,8 @@ def lines(stats):
         b"fastio: waiting for closes: %.3f s" % (c.wait_ns / 1e9),
         b"fastio: peak pending closes: %d" % c.peak_pending,
     ]
+    if c.decision is not None:
+        out.append(b"fastio: closing: %s" % c.decision)
     if c.median_close_ns is not None:
         out.append(b"fastio: median close: %d us" % (c.median_close_ns // 1000))
     if stats.mmap_policy is not None:

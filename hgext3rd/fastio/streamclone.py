@@ -41,7 +41,7 @@ class _Application:
         self.settings = config.settings(repo.ui)
         self.progress = repo.ui.makeprogress(_(b"clone"), total=total, unit=unit)
         self.start = util.timer()
-        self.stats = report.OperationStats(b"stream clone")
+        self.stats = report.OperationStats(b"stream clone", repo.svfs)
         self.writer = None
         self._since_progress = 0
         self._byte_progress = byte_progress
@@ -68,7 +68,10 @@ class _Application:
         repo = self.repo
         try:
             with repo.transaction(b"clone") as tr:
-                closer = self.settings.make_closer(self.ui, self.stats.closer)
+                tuning = self.settings.tuning(
+                    self.ui, getattr(repo, "cachevfs", None), repo.svfs.base
+                )
+                closer = self.settings.make_closer(self.ui, self.stats.closer, tuning)
                 self.writer = storewriter.StoreWriter(
                     repo, tr, self.targets(), closer, self.stats.writer
                 )
@@ -76,6 +79,8 @@ class _Application:
                 # closes, or before its abort removes the files
                 with closer:
                     yield self.writer
+                if tuning is not None:
+                    tuning.remember_closer(closer.stats)
                 # force @filecache properties to be reloaded from the
                 # streamed files at next access
                 repo.invalidate(clearfilecache=True)

@@ -12,9 +12,9 @@ import contextlib
 import threading
 
 from mercurial.i18n import _
-from mercurial import error, exthelper, vfs as vfsmod
+from mercurial import error, exthelper, util, vfs as vfsmod
 
-from . import config
+from . import config, report
 
 eh = exthelper.exthelper()
 
@@ -23,11 +23,36 @@ class _VfsCloserAdapter:
     """What ``vfs.__call__(..., backgroundclose=True)`` expects: an object
     with ``close(fh)``; file objects carry their own name."""
 
-    def __init__(self, closer):
+    def __init__(self, closer, writer_stats=None):
         self._closer = closer
+        self._writer_stats = writer_stats
 
     def close(self, fh):
+        stats = self._writer_stats
+        if stats is not None:
+            # only with fastio.report: what was written, for the report
+            stats.files += 1
+            try:
+                stats.bytes += fh.tell()
+            except (AttributeError, OSError, ValueError):
+                pass
         self._closer.close(fh, getattr(fh, "name", None))
+
+
+@eh.reposetup
+def _remember_cache(ui, repo):
+    # auto mode looks up the close latency of the filesystem a
+    # backgroundclosing block writes to in the repository's cache
+    cachevfs = getattr(repo, "cachevfs", None)
+    if cachevfs is None or not repo.local():
+        return
+    svfs = getattr(repo, "svfs", None)
+    for vfs, role in (
+        (getattr(repo, "wvfs", None), b"working copy files"),
+        (svfs, b"store files"),
+    ):
+        if vfs is not None:
+            vfs._fastio_repo = (cachevfs, svfs, role)
 
 
 @eh.wrapfunction(vfsmod.abstractvfs, "backgroundclosing")
@@ -44,8 +69,15 @@ def _closing(self, ui):
     vfs = getattr(self, "vfs", self)
     if getattr(vfs, "_backgroundfilecloser", None):
         raise error.Abort(_(b"can only have 1 active background file closer"))
-    closer = config.settings(ui).make_closer(ui)
-    vfs._backgroundfilecloser = _VfsCloserAdapter(closer)
+    settings = config.settings(ui)
+    cachevfs, svfs, role = getattr(self, "_fastio_repo", (None, None, b"files"))
+    tuning = settings.tuning(ui, cachevfs, vfs.base)
+    stats = report.OperationStats(role, svfs)
+    closer = settings.make_closer(ui, stats.closer, tuning)
+    vfs._backgroundfilecloser = _VfsCloserAdapter(
+        closer, stats.writer if settings.report else None
+    )
+    start = util.timer()
     try:
         try:
             yield closer
@@ -55,3 +87,8 @@ def _closing(self, ui):
         closer.finish()
     finally:
         vfs._backgroundfilecloser = None
+    if tuning is not None:
+        tuning.remember_closer(closer.stats)
+    if stats.closer.closes:
+        stats.elapsed = util.timer() - start
+        report.emit(ui, settings, stats)

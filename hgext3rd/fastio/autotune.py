@@ -1,0 +1,151 @@
+"""Auto mode's memory: the close latency measured on each filesystem.
+
+``.hg/cache/fastio-probe`` holds one line per filesystem (``st_dev``) a
+repository writes to: when the close latency was measured, its median and
+90th percentile (0: not measured), and how (``probe``: ``hg debugfastio``; ``sampled``: the
+closes of an operation).  It is read only in ``auto`` mode, and an entry is
+ignored once older than ``fastio.probe-max-age`` or when the directory
+written to is on another filesystem.
+
+Nothing is probed implicitly: an operation without a fresh entry samples its
+first closes (as the closer always does) and, once it has decided, stores
+that median so that the next operation (the checkout after a clone, a
+later pull or update) starts with the right closing mode at once.  A write
+happens only when there is no fresh entry or when the decision changed.
+"""
+
+import os
+import time
+
+from mercurial import error
+
+CACHE_NAME = b"fastio-probe"
+_HEADER = b"fastio-probe 1\n"
+
+
+def device(path):
+    try:
+        return os.stat(path).st_dev
+    except OSError:
+        return None
+
+
+class Entry:
+    def __init__(self, dev, when, median_ns, p90_ns, source):
+        self.dev = dev
+        self.when = when
+        self.median_ns = median_ns
+        self.p90_ns = p90_ns
+        self.source = source
+
+    def line(self):
+        return b"%d %d %d %d %s\n" % (
+            self.dev,
+            self.when,
+            self.median_ns,
+            self.p90_ns,
+            self.source,
+        )
+
+
+def load(cachevfs):
+    """``{st_dev: Entry}`` from the cache; empty if missing or unreadable."""
+    try:
+        data = cachevfs.tryread(CACHE_NAME)
+    except (IOError, OSError):
+        return {}
+    if not data.startswith(_HEADER):
+        return {}
+    entries = {}
+    for line in data[len(_HEADER) :].splitlines():
+        fields = line.split()
+        try:
+            dev, when, median, p90 = (int(f) for f in fields[:4])
+            source = fields[4]
+        except (ValueError, IndexError):
+            continue
+        entries[dev] = Entry(dev, when, median, p90, source)
+    return entries
+
+
+def store(cachevfs, entry):
+    """Add or replace ``entry``; a failure to write is not an error."""
+    entries = load(cachevfs)
+    entries[entry.dev] = entry
+    data = _HEADER + b"".join(e.line() for __, e in sorted(entries.items()))
+    try:
+        with cachevfs(CACHE_NAME, b"wb", atomictemp=True) as fp:
+            fp.write(data)
+    except (IOError, OSError, error.Abort):
+        return False
+    return True
+
+
+class Tuning:
+    """What auto mode knows about closes into directory ``path``, whose
+    repository caches in ``cachevfs``."""
+
+    def __init__(self, ui, cachevfs, path, max_age_s, threshold_ns, now=None):
+        self._ui = ui
+        self._cachevfs = cachevfs
+        self._max_age_s = max_age_s
+        self._threshold_ns = threshold_ns
+        self.now = int(time.time()) if now is None else now
+        self.dev = device(path)
+        self.entry = None
+        if self.dev is not None:
+            entry = load(cachevfs).get(self.dev)
+            if entry is not None and self.fresh(entry):
+                self.entry = entry
+        if self.entry is not None:
+            ui.debug(
+                b"fastio: close latency of this filesystem: %d us (%s, %s ago)\n"
+                % (
+                    self.entry.median_ns // 1000,
+                    self.entry.source,
+                    describe_age(self.now - self.entry.when),
+                )
+            )
+        else:
+            ui.debug(b"fastio: no fresh close latency cached for this filesystem\n")
+
+    def fresh(self, entry):
+        return 0 <= self.now - entry.when <= self._max_age_s
+
+    @property
+    def initial_latency_ns(self):
+        return None if self.entry is None else self.entry.median_ns
+
+    def slow(self, latency_ns):
+        return latency_ns >= self._threshold_ns
+
+    def remember(self, median_ns, p90_ns, source):
+        """Store a measurement unless a fresh one says the same."""
+        if self.dev is None:
+            return False
+        old = self.entry
+        if old is not None and self.slow(old.median_ns) == self.slow(median_ns):
+            if source != b"probe":
+                return False
+        entry = Entry(self.dev, self.now, median_ns, p90_ns, source)
+        if not store(self._cachevfs, entry):
+            return False
+        self.entry = entry
+        self._ui.debug(
+            b"fastio: cached close latency %d us (%s) for this filesystem\n"
+            % (median_ns // 1000, source)
+        )
+        return True
+
+    def remember_closer(self, stats):
+        """After an operation: store what its closer measured, if it
+        sampled at least one full window."""
+        if stats.windows and stats.median_close_ns is not None:
+            self.remember(stats.median_close_ns, 0, b"sampled")
+
+
+def describe_age(seconds):
+    for unit, size in ((b"d", 86400), (b"h", 3600), (b"m", 60)):
+        if seconds >= size:
+            return b"%d%s" % (seconds // size, unit)
+    return b"%ds" % max(0, seconds)

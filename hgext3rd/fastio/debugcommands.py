@@ -1,0 +1,100 @@
+"""``hg debugfastio``: the effective settings and a close-latency probe."""
+
+from mercurial.i18n import _
+from mercurial import exthelper, pycompat, util
+
+from . import autotune, closer, config, metadata, probe, report
+
+eh = exthelper.exthelper()
+
+
+def _settings_lines(ui):
+    """``name: value`` of every registered option, with ``(default)`` when
+    not set by the user."""
+    out = []
+    for name, item in sorted(config.eh.configtable[config.SECTION].items()):
+        value = ui.config(config.SECTION, name)
+        if value is None:
+            value = item.default
+        if isinstance(value, bool):
+            value = b"yes" if value else b"no"
+        value = pycompat.bytestr(value)
+        source = ui.configsource(config.SECTION, name)
+        suffix = b" (default)" if not source else b""
+        out.append(b"  %s: %s%s\n" % (name, value, suffix))
+    return out
+
+
+def _auto_choice(settings, median_ns):
+    """What auto mode does with a filesystem whose closes take
+    ``median_ns``: the words, as the closer would do it."""
+    threshold = settings.threshold_ns
+    if median_ns < threshold:
+        return _(b"close inline (median %d us < threshold %d us)") % (
+            median_ns // 1000,
+            threshold // 1000,
+        )
+    threads = settings.close_threads or closer.threads_for_latency(
+        median_ns, closer.ASSUMED_PRODUCE_NS, settings.max_close_threads
+    )
+    return _(
+        b"close in background, starting with %d threads "
+        b"(median %d us >= threshold %d us)"
+    ) % (threads, median_ns // 1000, threshold // 1000)
+
+
+@eh.command(
+    b"debugfastio",
+    [
+        (b"", b"files", probe.DEFAULT_COUNT, _(b"number of files to probe with")),
+        (b"", b"no-cache", None, _(b"do not store the measurement for auto mode")),
+    ],
+    b"[--files N] [--no-cache]",
+    helpcategory=b"maintenance",
+)
+def debugfastio(ui, repo, **opts):
+    """show fastio's settings and measure this repository's close latency
+
+    Prints the effective ``[fastio]`` settings, then creates, writes and
+    closes ``--files`` small files in a temporary directory under ``.hg``
+    (removed afterwards), times each ``close()`` and prints the median and
+    90th percentile, and what ``auto`` mode chooses from it.  Unless
+    ``--no-cache`` is given, the measurement is stored for ``auto`` mode
+    (see ``fastio.probe-max-age``).
+    """
+    settings = config.settings(ui)
+    ui.write(_(b"fastio %s\n") % pycompat.bytestr(metadata.__version__))
+    ui.write(_(b"settings:\n"))
+    for line in _settings_lines(ui):
+        ui.write(line)
+    policy = report.mmap_policy(repo.svfs)
+    ui.write(_(b"mmap policy: %s\n") % (policy or b"none"))
+
+    count = max(1, int(opts.get("files") or probe.DEFAULT_COUNT))
+    where = repo.vfs.base
+    ui.status(_(b"probing: %d files in %s\n") % (count, where))
+    result = probe.measure(where, count)
+    ui.write(
+        _(b"close latency: %.1f us (median), %.1f us (90th percentile)\n")
+        % (result.median_ns / 1000.0, result.p90_ns / 1000.0)
+    )
+    ui.write(_(b"probe time: %.3f s\n") % (result.elapsed_ns / 1e9))
+    ui.write(_(b"auto mode would: %s\n") % _auto_choice(settings, result.median_ns))
+    if settings.close_mode != closer.MODE_AUTO:
+        ui.write(_(b"in effect: %s (fastio.background-close)\n") % settings.close_mode)
+    if opts.get("no_cache"):
+        return 0
+    if not settings.probe_max_age_s:
+        ui.write(_(b"cache: disabled (fastio.probe-max-age=0)\n"))
+        return 0
+    tuning = autotune.Tuning(
+        ui, repo.cachevfs, where, settings.probe_max_age_s, settings.threshold_ns
+    )
+    if tuning.remember(result.median_ns, result.p90_ns, b"probe"):
+        ui.write(
+            _(b"cached for auto mode in %s\n")
+            % util.pconvert(repo.cachevfs.join(autotune.CACHE_NAME))
+        )
+    else:
+        ui.write(_(b"cache: not written\n"))
+    return 0

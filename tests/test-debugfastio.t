@@ -1,0 +1,77 @@
+hg debugfastio: the effective settings, then a close-latency probe of the
+repository's filesystem whose files are removed afterwards
+
+  $ hg init repo
+  $ cd repo
+  $ hg debugfastio --config fastio.close-threads=3
+  fastio * (glob)
+  settings:
+    background-close: auto (default)
+    buffer-size: 1MB (default)
+    close-sample: 16 (default)
+    close-threads: 3
+    max-close-threads: 64 (default)
+    max-pending-closes: 256 (default)
+    probe-max-age: 7d (default)
+    report: no (default)
+    slow-close-threshold: 50us (default)
+    stream-writer: yes (default)
+  mmap policy: * (glob)
+  probing: 256 files in */repo/.hg (glob)
+  close latency: [0-9]+\.[0-9] us \(median\), [0-9]+\.[0-9] us \(90th percentile\) (re)
+  probe time: [0-9]+\.[0-9]{3} s (re)
+  auto mode would: close (inline|in background, starting with 3 threads) \(median [0-9]+ us (<|>=) threshold 50 us\) (re)
+  cached for auto mode in */repo/.hg/cache/fastio-probe (glob)
+  $ ls .hg
+  00changelog.i
+  cache
+  requires
+  store
+  wcache
+  $ ls .hg/cache
+  fastio-probe
+  $ head -1 .hg/cache/fastio-probe
+  fastio-probe 1
+  $ sed 1d .hg/cache/fastio-probe
+  [0-9]+ [0-9]+ [0-9]+ [0-9]+ probe (re)
+
+The choice follows the threshold; forced modes are said; --no-cache and a
+zero max age leave the cache alone
+
+  $ hg debugfastio --files 20 --no-cache --config fastio.slow-close-threshold=0 --config fastio.background-close=never | grep -E '^(probing|auto|in effect|cache)'
+  probing: 20 files in */repo/.hg (glob)
+  auto mode would: close in background, starting with * threads (median * us >= threshold 0 us) (glob)
+  in effect: never (fastio.background-close)
+  $ hg debugfastio --files 20 --config fastio.probe-max-age=0 | grep -E '^(probing|cache)'
+  probing: 20 files in */repo/.hg (glob)
+  cache: disabled (fastio.probe-max-age=0)
+  $ hg debugfastio --files 20 --config fastio.probe-max-age=soon
+  config error: fastio.probe-max-age is not a duration: soon
+  [255]
+
+Under --debug the cached measurement is used and replaced
+
+  $ hg debugfastio --files 20 --debug | grep '^fastio:'
+  fastio: close latency of this filesystem: * us (probe, *s ago) (glob)
+  fastio: cached close latency * us (probe) for this filesystem (glob)
+
+With a 2 ms delay injected into close() (an LD_PRELOAD shim), the median is
+at least 1500 us and auto mode goes to the background
+
+  $ command -v gcc > /dev/null || exit 80
+  $ gcc -O2 -shared -fPIC -o $TESTTMP/closedelay.so $ROOTDIR/bench/closedelay.c -ldl
+  $ LD_PRELOAD=$TESTTMP/closedelay.so FASTIO_CLOSE_DELAY_US=2000 hg debugfastio --files 100 > slow.out
+  $ grep -E '^(close latency|auto)' slow.out
+  close latency: * us (median), * us (90th percentile) (glob)
+  auto mode would: close in background, starting with * threads (median * us >= threshold 50 us) (glob)
+  $ $PYTHON -c "
+  > import re, sys
+  > m = re.search(r'close latency: ([0-9.]+) us', open('slow.out').read())
+  > print('at least 1500 us:', float(m.group(1)) >= 1500)"
+  at least 1500 us: True
+  $ ls .hg
+  00changelog.i
+  cache
+  requires
+  store
+  wcache

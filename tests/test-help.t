@@ -1,0 +1,80 @@
+The user manual: "hg help -e fastio" documents every registered option with
+its default, and "hg config" knows them
+
+  $ hg help -e fastio > help.txt
+  $ $PYTHON - <<'PY'
+  > import re
+  > import hgext3rd.fastio as f
+  > text = open('help.txt').read()
+  > # one paragraph per option, from its quoted name to the next blank line
+  > paras = dict(re.findall(r'^"fastio\.([a-z-]+)"\n((?:  .*\n)+)', text, re.M))
+  > for name, item in sorted(f.configtable[b'fastio'].items()):
+  >     name = name.decode()
+  >     default = item.default
+  >     if isinstance(default, bool):
+  >         default = 'yes' if default else 'no'
+  >     elif isinstance(default, bytes):
+  >         default = default.decode()
+  >     para = ' '.join(paras.get(name, '').split())
+  >     ok = para and ('Default: %s' % default in para.replace('"', '')
+  >                    or 'default: %s' % default in para.replace('"', '')
+  >                    or '%s (default)' % default in para.replace('"', ''))
+  >     print(name, default, 'documented' if ok else 'MISSING')
+  > print(len(paras), 'options in the help')
+  > PY
+  background-close auto documented
+  buffer-size 1MB documented
+  close-sample 16 documented
+  close-threads 0 documented
+  max-close-threads 64 documented
+  max-pending-closes 256 documented
+  probe-max-age 7d documented
+  report no documented
+  slow-close-threshold 50us documented
+  stream-writer yes documented
+  10 options in the help
+
+  $ grep -E '^(What|Background|Checking|Configuration)' help.txt
+  What is accelerated
+  Background closing
+  Checking a filesystem
+  Configuration
+
+  $ hg config --exp-all-known fastio
+  fastio.background-close=auto
+  fastio.buffer-size=1MB
+  fastio.close-sample=16
+  fastio.close-threads=0
+  fastio.max-close-threads=64
+  fastio.max-pending-closes=256
+  fastio.probe-max-age=7d
+  fastio.report=False
+  fastio.slow-close-threshold=50us
+  fastio.stream-writer=True
+  $ hg config fastio
+  [1]
+  $ hg config fastio --config fastio.report=yes
+  fastio.report=yes
+
+The debug command
+
+  $ hg help debugfastio
+  hg debugfastio [--files N] [--no-cache]
+  
+  show fastio's settings and measure this repository's close latency
+  
+  Prints the effective "[fastio]" settings, then creates, writes and closes "--
+  files" small files in a temporary directory under ".hg" (removed afterwards),
+  times each "close()" and prints the median and 90th percentile, and what
+  "auto" mode chooses from it.  Unless "--no-cache" is given, the measurement is
+  stored for "auto" mode (see "fastio.probe-max-age").
+  
+  options:
+  
+    --files VALUE number of files to probe with (default: 256)
+    --no-cache    do not store the measurement for auto mode
+  
+  (some details hidden, use --verbose to show complete help)
+  $ hg debugfastio
+  abort: no repository found in '*' (.hg not found) (glob)
+  [255]
