@@ -302,6 +302,11 @@ class FileCloser:
         self._workers.append(worker)
         t.start()
         self.stats.threads = len(self._workers)
+        # a thread closes its batch one handle after the other: keep enough
+        # batches within the pending bound for every thread to have one
+        self._batch_size = max(
+            1, min(_BATCH, self._max_pending // (2 * len(self._workers)))
+        )
 
     def pending(self):
         """Handles handed to the threads and not closed yet."""
