@@ -75,6 +75,7 @@ Configuration
 from mercurial import exthelper
 
 from . import (
+    compat,
     config,
     metadata,
     streamclone,
@@ -89,6 +90,13 @@ buglink = metadata.buglink
 eh = exthelper.exthelper()
 for _module in (config, streamclone, vfsclose):
     eh.merge(_module.eh)
+
+
+@eh.extsetup
+def _report_unsupported(ui):
+    # after the modules' own extsetup: one line for whatever they skipped
+    compat.report_unsupported(ui)
+
 
 cmdtable = eh.cmdtable
 configtable = eh.configtable

@@ -102,7 +102,7 @@ class _Application:
 def _open_source(repo, fp, settings):
     """The object to read from: the stream itself, or a prefetching reader
     when a threaded consumer is asked for."""
-    if repo.ui.configbool(b"worker", b"parallel-stream-bundle-processing"):
+    if compat.parallel_stream_processing(repo.ui):
         return buffers.PrefetchReader(fp, block=settings.buffer_size)
     return None
 
@@ -288,11 +288,21 @@ def consume_v1(orig, repo, fp, filecount, bytecount):
         app.done(writer.stats.files, bytecount)
 
 
+_WRAPPERS = {
+    "consumev1": consume_v1,
+    "consumev2": consume_v2,
+    "consumev3": consume_v3,
+}
+
+
 @eh.extsetup
 def _wrap_consumers(ui):
+    """Wrap stock's consumers, or none of them where they are not the ones
+    the wrappers were written for (see ``compat.stream_internals``)."""
     from mercurial import extensions
 
-    extensions.wrapfunction(streamclone, "consumev1", consume_v1)
-    extensions.wrapfunction(streamclone, "consumev2", consume_v2)
-    if hasattr(streamclone, "consumev3"):
-        extensions.wrapfunction(streamclone, "consumev3", consume_v3)
+    consumers, problems = compat.stream_internals()
+    if problems:
+        return
+    for name in consumers:
+        extensions.wrapfunction(streamclone, name, _WRAPPERS[name])

@@ -14,7 +14,7 @@ import threading
 from mercurial.i18n import _
 from mercurial import error, exthelper, vfs as vfsmod
 
-from . import config
+from . import compat, config
 
 eh = exthelper.exthelper()
 
@@ -30,9 +30,19 @@ class _VfsCloserAdapter:
         self._closer.close(fh, getattr(fh, "name", None))
 
 
-@eh.wrapfunction(vfsmod.abstractvfs, "backgroundclosing")
 def backgroundclosing(orig, self, ui, expectedcount=-1):
     return _closing(self, ui)
+
+
+@eh.extsetup
+def _wrap_backgroundclosing(ui):
+    """Serve ``backgroundclosing``, unless stock's is not the one this was
+    written for (see ``compat.closing_internals``)."""
+    from mercurial import extensions
+
+    if compat.internals()[b"file closes"]:
+        return
+    extensions.wrapfunction(vfsmod.abstractvfs, "backgroundclosing", backgroundclosing)
 
 
 @contextlib.contextmanager
