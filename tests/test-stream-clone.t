@@ -134,3 +134,42 @@ A checkout uses the extension's closer for Mercurial's backgroundclosing
   fastio: median close * us over 16 files, closing in background with * threads (glob)
   $ hg -R checkout status
   $ hg -R checkout diff -r tip --stat
+
+Other store layouts, whose names are encoded differently: no fncache
+(directory encoding only), no store at all (.hg/data), the file index of
+7.2 (a plain fncache store before); the same revlogs as stock's
+
+  $ cat >> $HGRCPATH <<EOF
+  > [storage]
+  > fileindex.slow-path=allow
+  > EOF
+  $ for layout in format.usefncache=no format.usestore=no format.use-fileindex-v1=yes; do
+  >   rm -rf l-src l-with l-stock l.hg
+  >   hg init --config $layout l-src
+  >   mkdir -p l-src/dir.i/sub.d l-src/Upper
+  >   echo a > l-src/dir.i/sub.d/A; echo b > l-src/Upper/B.txt; echo c > l-src/c
+  >   hg -R l-src commit -qAm layout
+  >   hg -R l-src bundle -q -a -t 'none-v2;stream=v2' l.hg
+  >   hg init --config $layout l-with; hg -R l-with unbundle -q l.hg
+  >   hg init --config $layout l-stock; hg --config extensions.fastio=! -R l-stock unbundle -q l.hg
+  >   hg -R l-with verify -q && hg -R l-with update -q tip && cat l-with/dir.i/sub.d/A
+  >   (cd l-with/.hg && find . -name '*.i' | sort) > with.list
+  >   (cd l-stock/.hg && find . -name '*.i' | sort) > stock.list
+  >   cmp with.list stock.list && echo "$layout: $(wc -l < with.list) revlogs, as stock"
+  > done
+  a
+  format.usefncache=no: 6 revlogs, as stock
+  a
+  format.usestore=no: 5 revlogs, as stock
+  a
+  format.use-fileindex-v1=yes: 6 revlogs, as stock
+
+Stock's own background closing switch is honoured (as stock announces it)
+
+  $ hg init stock-switch
+  $ hg -R stock-switch unbundle v2.hg --debug --config worker.backgroundclose=yes --config fastio.report=yes 2>&1 | grep -E 'starting|fastio: closes'
+  starting 4 threads for background file closing
+  starting 4 threads for background file closing
+  fastio: closes: 30, in background: 30, threads: 4
+  $ storecompare src stock-switch
+  stores identical: 29 files

@@ -41,12 +41,34 @@ def fileindex_add(index, name, tr):
 def encoder(vfs):
     """``(encode, rawvfs)`` such that ``vfs.join(name)`` is
     ``rawvfs.join(encode(name))``: the store's own encoding (identity for a
-    plain vfs)."""
-    encode = getattr(vfs, "encode", None)
+    plain vfs).
+
+    Each kind of store wraps its raw vfs in its own way: the fncache store
+    in a vfs with an ``encode`` attribute, the other stores (no fncache, the
+    file index of 7.2, no store at all) in a ``filtervfs``; any other proxy
+    is asked for each name through its ``join``.
+    """
+    from mercurial import error, vfs as vfsmod
+
     inner = getattr(vfs, "vfs", None)
-    if encode is None or inner is None:
+    if inner is None:
         return (lambda name: name), vfs
-    return encode, inner
+    encode = getattr(vfs, "encode", None)
+    if encode is None and isinstance(vfs, vfsmod.filtervfs):
+        encode = getattr(vfs, "_filter", None)
+    if encode is not None:
+        return encode, inner
+    prefix = inner.join(b"x")[:-1]
+    start = len(prefix)
+    join = vfs.join
+
+    def encode_by_join(name):
+        path = join(name)
+        if not path.startswith(prefix):
+            raise error.ProgrammingError("fastio: %r is not inside its store" % path)
+        return path[start:]
+
+    return encode_by_join, inner
 
 
 def journal_new_files(tr, names):
@@ -103,6 +125,14 @@ def report_transferred(repo, start, file_count, byte_count):
             util.bytecount(byte_count / elapsed),
         )
     )
+
+
+def v2_end_read_before_report():
+    """Whether stock's v2 consumer reads the end of its bundle2 part before
+    its status line (7.0+, which also brought ``_report_transferred``)."""
+    from mercurial import streamclone
+
+    return hasattr(streamclone, "_report_transferred")
 
 
 def _config_registered(ui, section, name):

@@ -31,7 +31,7 @@ class _VfsCloserAdapter:
 
 
 def backgroundclosing(orig, self, ui, expectedcount=-1):
-    return _closing(self, ui)
+    return _closing(self, ui, expectedcount)
 
 
 @eh.extsetup
@@ -46,7 +46,7 @@ def _wrap_backgroundclosing(ui):
 
 
 @contextlib.contextmanager
-def _closing(self, ui):
+def _closing(self, ui, expectedcount=-1):
     # one closer per vfs and only on the main thread, as stock
     if threading.current_thread() is not threading.main_thread():
         yield None
@@ -54,7 +54,7 @@ def _closing(self, ui):
     vfs = getattr(self, "vfs", self)
     if getattr(vfs, "_backgroundfilecloser", None):
         raise error.Abort(_(b"can only have 1 active background file closer"))
-    closer = config.settings(ui).make_closer(ui)
+    closer = config.settings(ui).make_closer(ui, expectedcount=expectedcount)
     vfs._backgroundfilecloser = _VfsCloserAdapter(closer)
     try:
         try:
