@@ -50,3 +50,10 @@ for i in range(100):
         time.sleep(0.1)
 sys.exit('static server did not start')"
 }
+
+# stock's closing line of a stream clone, in a form common to all releases:
+# "stream-cloned N files / SIZE in T seconds (R/sec)" (7.0 and later) or
+# "transferred SIZE in T seconds (R/sec)" become "transferred SIZE in X"
+normtransfer() {
+  sed -E 's#^(stream-cloned [0-9]+ files / |transferred )([^ ]+ [^ ]+) in [0-9.]+ seconds \([^)]*\)#transferred \2 in X#' "$@"
+}

@@ -22,14 +22,41 @@ Every option is registered and documented
 
 Silent by default: a clone prints what stock prints
 
+  $ . "$TESTDIR/common.sh"
   $ hg init repo
   $ echo a > repo/a
   $ hg -R repo commit -qAm a
   $ hg -R repo bundle -q -a -t 'none-v2;stream=v2' s.hg
   $ hg init with; hg -R with unbundle s.hg > with.out 2>&1
   $ hg init without; hg --config extensions.fastio=! -R without unbundle s.hg > without.out 2>&1
-  $ sed 's/in [0-9.]* seconds ([^)]*)/in X/' with.out > a; sed 's/in [0-9.]* seconds ([^)]*)/in X/' without.out > b; cmp a b && cat a
+  $ normtransfer with.out > a; normtransfer without.out > b; cmp a b && cat a
   7 files to transfer, 403 bytes of data
-  stream-cloned 7 files / 403 bytes in X
+  transferred 403 bytes in X
   new changesets * (glob)
   (run 'hg update' to get a working copy)
+
+On a release whose internals are not the ones the extension was written for
+(simulated here), it keeps stock behaviour and says why in one debug line
+
+  $ B="--config extensions.breakinternals=$TESTDIR/breakinternals.py"
+  $ hg init broken1
+  $ hg $B --config breakinternals.stream=signature --config breakinternals.closing=signature --debug -R broken1 unbundle s.hg --config fastio.report=yes > broken1.out 2>&1
+  $ grep -c '^fastio' broken1.out
+  1
+  $ grep '^fastio' broken1.out
+  fastio: Mercurial * differs from the tested releases (streamclone.consumev2(repo, fp, filecount, filesize, options) is not (repo, fp, filecount, filesize); abstractvfs.backgroundclosing(self, ui, expectedcount, options) is not (self, ui, expectedcount)): stock behaviour for stream clones and file closes (glob)
+  $ hg -R broken1 verify -q
+  $ hg init broken2
+  $ hg $B --config breakinternals.stream=missing -R broken2 unbundle s.hg --config fastio.report=yes > broken2.out 2>&1
+  $ normtransfer broken2.out > c; cmp b c
+  $ hg $B --config breakinternals.stream=missing --debug version 2>&1 | grep '^fastio'
+  fastio: Mercurial * differs from the tested releases (streamclone.consumev1 is missing): stock behaviour for stream clones (glob)
+
+Without --debug nothing is said, and the same unbundle is accelerated where
+the internals are as expected
+
+  $ hg $B --config breakinternals.stream=missing version -q
+  Mercurial Distributed SCM (version *) (glob)
+  $ hg init fast
+  $ hg -R fast unbundle -q s.hg --config fastio.report=yes 2>&1 | grep '^fastio: files'
+  fastio: files written: 7

@@ -26,7 +26,7 @@ Stream v2 clone over ssh
   $ hg clone --stream ssh://user@dummy/src clone-ssh
   streaming all changes
   * files to transfer, * of data (glob)
-  stream-cloned * files / * in * seconds (*/sec) (glob)
+  (stream-cloned [0-9]+ files / |transferred )[^ ]+ [^ ]+ in [0-9.]+ seconds \(.*/sec\) (re)
   updating to branch default
   24 files updated, 0 files merged, 0 files removed, 0 files unresolved
   $ hg -R clone-ssh verify -q
@@ -47,7 +47,7 @@ Legacy (v1) stream clone over ssh and http
   $ hg clone --stream ssh://user@dummy/src clone-v1-ssh
   streaming all changes
   * files to transfer, * of data (glob)
-  stream-cloned * files / * in * seconds (*/sec) (glob)
+  (stream-cloned [0-9]+ files / |transferred )[^ ]+ [^ ]+ in [0-9.]+ seconds \(.*/sec\) (re)
   searching for changes
   no changes found
   updating to branch default
@@ -71,7 +71,7 @@ Stream bundles: v1 (packed1), v2 and v3 applied to empty repositories
   $ hg init applied-v1
   $ hg -R applied-v1 debugapplystreamclonebundle packed1.hg
   * files to transfer, * of data (glob)
-  stream-cloned * files / * in * seconds (*/sec) (glob)
+  (stream-cloned [0-9]+ files / |transferred )[^ ]+ [^ ]+ in [0-9.]+ seconds \(.*/sec\) (re)
   $ hg -R applied-v1 verify -q
   $ storecompare src applied-v1
   stores identical: 29 files
@@ -117,13 +117,15 @@ The extension can be switched off for stream clones: stock code runs (no report)
   $ storecompare --content-only src stock
   stores identical: 29 files
 
-(stock creates the streamed revlogs with mode 0777 minus umask, the
-extension with the store's file mode, as the source has)
+(the extension creates the streamed revlogs with the store's file mode, as
+the source has; stock 7.0 and later with mode 0777 minus umask, earlier
+releases with the store's mode too)
 
-  $ stat -c %a stock/.hg/store/data/dir/file1.i forced-off/.hg/store/data/dir/file1.i src/.hg/store/data/dir/file1.i
-  755
+  $ stat -c %a forced-off/.hg/store/data/dir/file1.i src/.hg/store/data/dir/file1.i
   644
   644
+  $ stat -c %a stock/.hg/store/data/dir/file1.i
+  (644|755) (re)
 
   $ killdaemons
 
@@ -136,3 +138,42 @@ A checkout uses the extension's closer for Mercurial's backgroundclosing
   fastio: cached close latency * us (sampled) for this filesystem (glob)
   $ hg -R checkout status
   $ hg -R checkout diff -r tip --stat
+
+Other store layouts, whose names are encoded differently: no fncache
+(directory encoding only), no store at all (.hg/data), the file index of
+7.2 (a plain fncache store before); the same revlogs as stock's
+
+  $ cat >> $HGRCPATH <<EOF
+  > [storage]
+  > fileindex.slow-path=allow
+  > EOF
+  $ for layout in format.usefncache=no format.usestore=no format.use-fileindex-v1=yes; do
+  >   rm -rf l-src l-with l-stock l.hg
+  >   hg init --config $layout l-src
+  >   mkdir -p l-src/dir.i/sub.d l-src/Upper
+  >   echo a > l-src/dir.i/sub.d/A; echo b > l-src/Upper/B.txt; echo c > l-src/c
+  >   hg -R l-src commit -qAm layout
+  >   hg -R l-src bundle -q -a -t 'none-v2;stream=v2' l.hg
+  >   hg init --config $layout l-with; hg -R l-with unbundle -q l.hg
+  >   hg init --config $layout l-stock; hg --config extensions.fastio=! -R l-stock unbundle -q l.hg
+  >   hg -R l-with verify -q && hg -R l-with update -q tip && cat l-with/dir.i/sub.d/A
+  >   (cd l-with/.hg && find . -name '*.i' | sort) > with.list
+  >   (cd l-stock/.hg && find . -name '*.i' | sort) > stock.list
+  >   cmp with.list stock.list && echo "$layout: $(wc -l < with.list) revlogs, as stock"
+  > done
+  a
+  format.usefncache=no: 6 revlogs, as stock
+  a
+  format.usestore=no: 5 revlogs, as stock
+  a
+  format.use-fileindex-v1=yes: 6 revlogs, as stock
+
+Stock's own background closing switch is honoured (as stock announces it)
+
+  $ hg init stock-switch
+  $ hg -R stock-switch unbundle v2.hg --debug --config worker.backgroundclose=yes --config fastio.report=yes 2>&1 | grep -E 'starting|fastio: closes'
+  starting 4 threads for background file closing
+  starting 4 threads for background file closing
+  fastio: closes: 30, in background: 30, threads: 4
+  $ storecompare src stock-switch
+  stores identical: 29 files

@@ -121,6 +121,7 @@ from mercurial import exthelper
 
 from . import (
     changegroup,
+    compat,
     config,
     debugcommands,
     metadata,
@@ -136,6 +137,13 @@ buglink = metadata.buglink
 eh = exthelper.exthelper()
 for _module in (changegroup, config, debugcommands, streamclone, vfsclose):
     eh.merge(_module.eh)
+
+
+@eh.extsetup
+def _report_unsupported(ui):
+    # after the modules' own extsetup: one line for whatever they skipped
+    compat.report_unsupported(ui)
+
 
 cmdtable = eh.cmdtable
 configtable = eh.configtable

@@ -60,11 +60,18 @@ def _file_at(buf, pos, end):
 
 
 class StreamBuffer:
-    """Read-ahead parser over a ``read(n)`` file-like object."""
+    """Read-ahead parser over a ``read(n)`` file-like object.
 
-    def __init__(self, fp, size=1 << 20):
+    With ``exact``, nothing is read ahead: each read asks the source for
+    what the parser needs next and no more, as stock's parser does (used
+    under ``--debug``, so that the bundle2 debug output of the part comes
+    in stock's order).
+    """
+
+    def __init__(self, fp, size=1 << 20, exact=False):
         self._read = fp.read
         self._size = size
+        self._exact = exact
         self._buf = _EMPTY
         self._pos = 0
 
@@ -74,7 +81,8 @@ class StreamBuffer:
         chunks = [rest]
         have = len(rest)
         while have < need:
-            data = self._read(max(self._size, need - have))
+            want = need - have
+            data = self._read(want if self._exact else max(self._size, want))
             if not data:
                 break
             chunks.append(data)
@@ -94,6 +102,10 @@ class StreamBuffer:
         buf = self._buf
         self._pos = min(end, len(buf))
         return buf[pos:end]
+
+    @property
+    def exact(self):
+        return self._exact
 
     def read_exact(self, n):
         pos = self._pos
@@ -203,7 +215,10 @@ class StreamBuffer:
         return buf, files, count
 
     def top_up(self):
-        """Refill so that a full block is available; False at the end."""
+        """Refill so that a full block is available; False at the end (and
+        always in exact mode: the caller then reads one file at a time)."""
+        if self._exact:
+            return False
         before = len(self._buf) - self._pos
         return self._fill(self._size) > before
 

@@ -16,6 +16,7 @@ import threading
 from mercurial import (
     bundle2,
     changegroup as changegroupmod,
+    extensions,
     exthelper,
     vfs as vfsmod,
 )
@@ -30,10 +31,19 @@ _active = None
 
 @eh.extsetup
 def _extsetup(ui):
+    """Wire in, unless stock's internals are not the ones this was written
+    for (see ``compat.changegroup_internals``)."""
+    if compat.internals()[b"changegroups"]:
+        return
     compressors.setup()
+    wrap = extensions.wrapfunction
+    wrap(changegroupmod.cg1unpacker, "apply", apply)
+    wrap(vfsmod.vfs, "__call__", _open)
+    wrap(vfsmod.abstractvfs, "exists", _exists)
+    for name in ("rename", "unlink", "tryunlink", "unlinkpath"):
+        wrap(vfsmod.abstractvfs, name, _waiting_first)
 
 
-@eh.wrapfunction(changegroupmod.cg1unpacker, "apply")
 def apply(orig, self, repo, tr, *args, **kwargs):
     global _active
     if _active is not None or threading.current_thread() is not (
@@ -50,7 +60,8 @@ def apply(orig, self, repo, tr, *args, **kwargs):
     stream = self._stream
     # a bundle2 part ends where the changegroup ends: it can be read ahead
     # (not a raw peer stream, where the protocol goes on after it)
-    if isinstance(stream, bundle2.unbundlepart):
+    # (under --debug, stock's bundle2 debug lines come in stock's order)
+    if isinstance(stream, bundle2.unbundlepart) and not repo.ui.debugflag:
         self._stream = buffers.StreamBuffer(stream, settings.buffer_size)
     _active = opener
     try:
@@ -74,7 +85,6 @@ def apply(orig, self, repo, tr, *args, **kwargs):
     return result
 
 
-@eh.wrapfunction(vfsmod.vfs, "__call__")
 def _open(orig, self, path, mode=b"rb", *args, **kwargs):
     opener = _active
     if opener is None or opener.vfs is not self or args:
@@ -82,7 +92,6 @@ def _open(orig, self, path, mode=b"rb", *args, **kwargs):
     return opener.open(orig, path, mode, kwargs)
 
 
-@eh.wrapfunction(vfsmod.abstractvfs, "exists")
 def _exists(orig, self, path=None):
     opener = _active
     if (
@@ -102,7 +111,3 @@ def _waiting_first(orig, self, *args, **kwargs):
     if opener is not None:
         opener.forget()
     return orig(self, *args, **kwargs)
-
-
-for _name in ("rename", "unlink", "tryunlink", "unlinkpath"):
-    eh.wrapfunction(vfsmod.abstractvfs, _name)(_waiting_first)

@@ -4,6 +4,8 @@ Everything else in the extension calls these helpers instead of testing
 versions or attributes itself.
 """
 
+import inspect
+
 from mercurial import store, util
 
 
@@ -39,12 +41,34 @@ def fileindex_add(index, name, tr):
 def encoder(vfs):
     """``(encode, rawvfs)`` such that ``vfs.join(name)`` is
     ``rawvfs.join(encode(name))``: the store's own encoding (identity for a
-    plain vfs)."""
-    encode = getattr(vfs, "encode", None)
+    plain vfs).
+
+    Each kind of store wraps its raw vfs in its own way: the fncache store
+    in a vfs with an ``encode`` attribute, the other stores (no fncache, the
+    file index of 7.2, no store at all) in a ``filtervfs``; any other proxy
+    is asked for each name through its ``join``.
+    """
+    from mercurial import error, vfs as vfsmod
+
     inner = getattr(vfs, "vfs", None)
-    if encode is None or inner is None:
+    if inner is None:
         return (lambda name: name), vfs
-    return encode, inner
+    encode = getattr(vfs, "encode", None)
+    if encode is None and isinstance(vfs, vfsmod.filtervfs):
+        encode = getattr(vfs, "_filter", None)
+    if encode is not None:
+        return encode, inner
+    prefix = inner.join(b"x")[:-1]
+    start = len(prefix)
+    join = vfs.join
+
+    def encode_by_join(name):
+        path = join(name)
+        if not path.startswith(prefix):
+            raise error.ProgrammingError("fastio: %r is not inside its store" % path)
+        return path[start:]
+
+    return encode_by_join, inner
 
 
 def journal_new_files(tr, names):
@@ -99,5 +123,161 @@ def report_transferred(repo, start, file_count, byte_count):
             util.bytecount(byte_count),
             elapsed,
             util.bytecount(byte_count / elapsed),
+        )
+    )
+
+
+def v2_end_read_before_report():
+    """Whether stock's v2 consumer reads the end of its bundle2 part before
+    its status line (7.0+, which also brought ``_report_transferred``)."""
+    from mercurial import streamclone
+
+    return hasattr(streamclone, "_report_transferred")
+
+
+def _config_registered(ui, section, name):
+    knownconfig = getattr(ui, "_knownconfig", None) or {}
+    return knownconfig.get(section, {}).get(name) is not None
+
+
+def parallel_stream_processing(ui):
+    """Whether stock's threaded stream consumer is asked for
+    (``worker.parallel-stream-bundle-processing``, 7.0+; never before)."""
+    section, name = b"worker", b"parallel-stream-bundle-processing"
+    if not _config_registered(ui, section, name):
+        return False
+    return ui.configbool(section, name)
+
+
+# -- the internals the extension wraps or calls ------------------------------
+#
+# Checked once, when the extension is set up.  A release whose internals are
+# not the ones below (an untested newer Mercurial) keeps stock behaviour for
+# the part concerned, and says so in one ``ui.debug`` line: a wrapper called
+# with arguments it does not expect would break the command instead.
+
+# leading positional parameters of each wrapped stream consumer
+STREAM_CONSUMERS = {
+    "consumev1": ("repo", "fp", "filecount", "bytecount"),
+    "consumev2": ("repo", "fp", "filecount", "filesize"),
+    # experimental, optional
+    "consumev3": ("repo", "fp"),
+}
+_OPTIONAL_CONSUMERS = ("consumev3",)
+
+
+def _positional_names(func):
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    kinds = (
+        inspect.Parameter.POSITIONAL_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    )
+    return tuple(p.name for p in params if p.kind in kinds)
+
+
+def _signature_problem(container, name, expected):
+    """None, or why ``container.name`` is not what a wrapper expects."""
+    func = getattr(container, name, None)
+    label = "%s.%s" % (getattr(container, "__name__", "?").split(".")[-1], name)
+    if func is None or not callable(func):
+        return "%s is missing" % label
+    names = _positional_names(func)
+    if names is None:
+        return "%s has no signature" % label
+    if names != expected:
+        return "%s(%s) is not (%s)" % (label, ", ".join(names), ", ".join(expected))
+    return None
+
+
+def _missing(container, names):
+    label = getattr(container, "__name__", "?").split(".")[-1]
+    return ["%s.%s is missing" % (label, n) for n in names if not hasattr(container, n)]
+
+
+def stream_internals():
+    """``(consumers, problems)``: the stream consumer names to wrap, and why
+    none can be (empty when all is as expected)."""
+    from mercurial import streamclone, vfs as vfsmod
+
+    problems = []
+    consumers = []
+    for name, expected in STREAM_CONSUMERS.items():
+        if name in _OPTIONAL_CONSUMERS and not hasattr(streamclone, name):
+            continue
+        problem = _signature_problem(streamclone, name, expected)
+        if problem:
+            problems.append(problem)
+        consumers.append(name)
+    problems += _missing(streamclone, ("_makemap",))
+    problems += _missing(store, ("decodedir",))
+    problems += _missing(vfsmod.abstractvfs, ("register_file", "_auditpath"))
+    # stores with a file index (7.2+) need its radix rule too
+    if hasattr(store.basicstore, "fileindex"):
+        problems += _missing(store, ("parse_filelog_radix",))
+    if problems:
+        consumers = []
+    return consumers, problems
+
+
+def closing_internals():
+    """Problems (empty: none) with serving ``vfs.backgroundclosing`` with the
+    extension's closer: the context manager and the ``close(fh)`` contract of
+    the delayed-close files ``vfs(..., backgroundclose=True)`` returns."""
+    from mercurial import vfs as vfsmod
+
+    problems = []
+    problem = _signature_problem(
+        vfsmod.abstractvfs, "backgroundclosing", ("self", "ui", "expectedcount")
+    )
+    if problem:
+        problems.append(problem)
+    problems += _missing(vfsmod, ("delayclosedfile", "backgroundfilecloser"))
+    return problems
+
+
+def changegroup_internals():
+    """Problems (empty: none) with serving changegroup application: what
+    the revlog opener and its wiring rely on."""
+    from mercurial import changegroup, vfs as vfsmod
+
+    problems = _missing(changegroup, ("cg1unpacker",))
+    if not problems:
+        problems += _missing(changegroup.cg1unpacker, ("apply",))
+    problems += _missing(vfsmod, ("vfs", "closewrapbase"))
+    problems += _missing(vfsmod.vfs, ("__call__", "_auditpath", "_fixfilemode"))
+    return problems
+
+
+_INTERNALS = {}
+
+
+def internals():
+    """``{part: problems}`` for the two parts the extension wires in
+    (checked once per process)."""
+    if not _INTERNALS:
+        _INTERNALS[b"stream clones"] = stream_internals()[1]
+        _INTERNALS[b"file closes"] = closing_internals()
+        _INTERNALS[b"changegroups"] = changegroup_internals()
+    return _INTERNALS
+
+
+def report_unsupported(ui):
+    """The one debug line of a release whose internals differ (nothing when
+    all is as expected)."""
+    found = internals()
+    parts = [part for part, problems in found.items() if problems]
+    if not parts:
+        return
+    problems = [p for part in parts for p in found[part]]
+    ui.debug(
+        b"fastio: Mercurial %s differs from the tested releases (%s): "
+        b"stock behaviour for %s\n"
+        % (
+            util.version(),
+            "; ".join(problems).encode("utf-8", "replace"),
+            b" and ".join(parts),
         )
     )

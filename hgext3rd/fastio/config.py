@@ -98,6 +98,19 @@ class Settings:
         self.stream_writer = ui.configbool(SECTION, b"stream-writer")
         self.report = ui.configbool(SECTION, b"report")
         self.probe_max_age_s = max(0, parse_age_s(ui.config(SECTION, b"probe-max-age")))
+        # stock's own switch, set explicitly and fastio's mode not: honoured
+        # as stock does (threads for any operation of enough files)
+        self.stock_close = None
+        if ui.hasconfig(b"worker", b"backgroundclose") and not ui.hasconfig(
+            SECTION, b"background-close"
+        ):
+            if ui.configbool(b"worker", b"backgroundclose", False):
+                self.stock_close = (
+                    max(1, ui.configint(b"worker", b"backgroundclosethreadcount")),
+                    ui.configint(b"worker", b"backgroundcloseminfilecount"),
+                )
+            else:
+                self.close_mode = closer.MODE_NEVER
 
     def tuning(self, ui, cachevfs, path):
         """Auto mode's cached latency for closes into ``path``, or None
@@ -112,12 +125,29 @@ class Settings:
             ui, cachevfs, path, self.probe_max_age_s, self.threshold_ns
         )
 
-    def make_closer(self, ui, stats=None, tuning=None):
+    def make_closer(
+        self, ui, stats=None, tuning=None, expectedcount=-1, destinations=1
+    ):
+        """A closer for an operation writing ``expectedcount`` files (-1:
+        unknown) into ``destinations`` vfs (stock starts a closer, and says
+        so under --debug, for each); ``tuning`` is auto mode's cache."""
+        mode, threads = self.close_mode, self.close_threads
+        if self.stock_close is not None:
+            tuning = None
+            threads, minfilecount = self.stock_close
+            if 0 < expectedcount < minfilecount:
+                mode = closer.MODE_NEVER
+            else:
+                mode = closer.MODE_ALWAYS
+                for __ in range(destinations):
+                    ui.debug(
+                        b"starting %d threads for background file closing\n" % threads
+                    )
         return closer.FileCloser(
             ui=ui,
-            mode=self.close_mode,
+            mode=mode,
             threshold_ns=self.threshold_ns,
-            threads=self.close_threads,
+            threads=threads,
             max_threads=self.max_close_threads,
             max_pending=self.max_pending,
             window=self.close_sample,

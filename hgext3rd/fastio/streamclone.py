@@ -45,6 +45,9 @@ class _Application:
         self.writer = None
         self._since_progress = 0
         self._byte_progress = byte_progress
+        # what stock's closers are told: v1 knows its file count and has one
+        # closer (the store's), v2 and v3 one per destination vfs
+        self.expected_files = -1
 
     @classmethod
     def for_files(cls, repo, filecount, size):
@@ -71,9 +74,16 @@ class _Application:
                 tuning = self.settings.tuning(
                     self.ui, getattr(repo, "cachevfs", None), repo.svfs.base
                 )
-                closer = self.settings.make_closer(self.ui, self.stats.closer, tuning)
+                targets = self.targets()
+                closer = self.settings.make_closer(
+                    self.ui,
+                    self.stats.closer,
+                    tuning,
+                    expectedcount=self.expected_files,
+                    destinations=len(targets) if self.expected_files < 0 else 1,
+                )
                 self.writer = storewriter.StoreWriter(
-                    repo, tr, self.targets(), closer, self.stats.writer
+                    repo, tr, targets, closer, self.stats.writer
                 )
                 # closes are all done (or failed) before the transaction
                 # closes, or before its abort removes the files
@@ -105,14 +115,25 @@ class _Application:
 
 
 def _open_source(repo, fp, settings):
-    """The object to read from: the stream itself, or a prefetching reader
-    when a threaded consumer is asked for."""
-    if repo.ui.configbool(b"worker", b"parallel-stream-bundle-processing"):
-        return buffers.PrefetchReader(fp, block=settings.buffer_size)
-    return None
+    """``(prefetch, buffer)``: the buffer to parse the stream from, and the
+    prefetching reader under it when a threaded consumer is asked for (or
+    None).  Under ``--debug`` nothing is read ahead, so that Mercurial's own
+    debug lines about the stream come where stock's come."""
+    if repo.ui.debugflag:
+        return None, buffers.StreamBuffer(fp, settings.buffer_size, exact=True)
+    prefetch = None
+    if compat.parallel_stream_processing(repo.ui):
+        prefetch = buffers.PrefetchReader(fp, block=settings.buffer_size)
+    return prefetch, buffers.StreamBuffer(prefetch or fp, settings.buffer_size)
 
 
 def _check_end(buf):
+    """Refuse data after the last file.
+
+    Inside the transaction (it is then rolled back), except in exact mode
+    (--debug): there the end of the part is read where stock reads it, so
+    that bundle2's debug line about it comes in stock's order.
+    """
     if not buf.at_eof():
         raise error.Abort(_(b"malformed stream: unexpected data after files"))
 
@@ -169,18 +190,24 @@ def consume_v2(orig, repo, fp, filecount, filesize):
         return orig(repo, fp, filecount, filesize)
     with repo.lock():
         app = _Application.for_files(repo, filecount, filesize)
-        prefetch = _open_source(repo, fp, settings)
-        buf = buffers.StreamBuffer(prefetch or fp, settings.buffer_size)
+        prefetch, buf = _open_source(repo, fp, settings)
         debug = repo.ui.debugflag
         byte_count = 0
         try:
             with app.transaction() as writer:
                 byte_count = _apply_files(buf, app, writer, filecount, debug)
-                _check_end(buf)
+                if not buf.exact:
+                    _check_end(buf)
         finally:
             if prefetch is not None:
                 prefetch.close()
+        late = buf.exact
+        if late and compat.v2_end_read_before_report():
+            _check_end(buf)
+            late = False
         app.done(filecount, byte_count)
+        if late:
+            _check_end(buf)
 
 
 def consume_v3(orig, repo, fp):
@@ -189,8 +216,7 @@ def consume_v3(orig, repo, fp):
     if not settings.stream_writer:
         return orig(repo, fp)
     with repo.lock():
-        prefetch = _open_source(repo, fp, settings)
-        buf = buffers.StreamBuffer(prefetch or fp, settings.buffer_size)
+        prefetch, buf = _open_source(repo, fp, settings)
         try:
             entrycount = buf.read_uvarint()
             repo.ui.status(_(b"%d entries to transfer\n") % entrycount)
@@ -220,11 +246,14 @@ def consume_v3(orig, repo, fp):
                         count = 1
                     left -= count
                     app.progress.increment(step=count)
-                _check_end(buf)
+                if not buf.exact:
+                    _check_end(buf)
         finally:
             if prefetch is not None:
                 prefetch.close()
         app.done(file_count, byte_count)
+        if buf.exact:
+            _check_end(buf)
 
 
 def _v1_header_reader(fp):
@@ -267,6 +296,7 @@ def consume_v1(orig, repo, fp, filecount, bytecount):
         return orig(repo, fp, filecount, bytecount)
     with repo.lock():
         app = _Application.for_files(repo, filecount, bytecount)
+        app.expected_files = filecount
         readline = _v1_header_reader(fp)
         copy = _v1_copier(fp, settings.buffer_size)
         debug = repo.ui.debugflag
@@ -293,11 +323,21 @@ def consume_v1(orig, repo, fp, filecount, bytecount):
         app.done(writer.stats.files, bytecount)
 
 
+_WRAPPERS = {
+    "consumev1": consume_v1,
+    "consumev2": consume_v2,
+    "consumev3": consume_v3,
+}
+
+
 @eh.extsetup
 def _wrap_consumers(ui):
+    """Wrap stock's consumers, or none of them where they are not the ones
+    the wrappers were written for (see ``compat.stream_internals``)."""
     from mercurial import extensions
 
-    extensions.wrapfunction(streamclone, "consumev1", consume_v1)
-    extensions.wrapfunction(streamclone, "consumev2", consume_v2)
-    if hasattr(streamclone, "consumev3"):
-        extensions.wrapfunction(streamclone, "consumev3", consume_v3)
+    consumers, problems = compat.stream_internals()
+    if problems:
+        return
+    for name in consumers:
+        extensions.wrapfunction(streamclone, name, _WRAPPERS[name])

@@ -14,7 +14,7 @@ import threading
 from mercurial.i18n import _
 from mercurial import error, exthelper, util, vfs as vfsmod
 
-from . import config, report
+from . import compat, config, report
 
 eh = exthelper.exthelper()
 
@@ -55,13 +55,23 @@ def _remember_cache(ui, repo):
             vfs._fastio_repo = (cachevfs, svfs, role)
 
 
-@eh.wrapfunction(vfsmod.abstractvfs, "backgroundclosing")
 def backgroundclosing(orig, self, ui, expectedcount=-1):
-    return _closing(self, ui)
+    return _closing(self, ui, expectedcount)
+
+
+@eh.extsetup
+def _wrap_backgroundclosing(ui):
+    """Serve ``backgroundclosing``, unless stock's is not the one this was
+    written for (see ``compat.closing_internals``)."""
+    from mercurial import extensions
+
+    if compat.internals()[b"file closes"]:
+        return
+    extensions.wrapfunction(vfsmod.abstractvfs, "backgroundclosing", backgroundclosing)
 
 
 @contextlib.contextmanager
-def _closing(self, ui):
+def _closing(self, ui, expectedcount=-1):
     # one closer per vfs and only on the main thread, as stock
     if threading.current_thread() is not threading.main_thread():
         yield None
@@ -73,7 +83,7 @@ def _closing(self, ui):
     cachevfs, svfs, role = getattr(self, "_fastio_repo", (None, None, b"files"))
     tuning = settings.tuning(ui, cachevfs, vfs.base)
     stats = report.OperationStats(role, svfs)
-    closer = settings.make_closer(ui, stats.closer, tuning)
+    closer = settings.make_closer(ui, stats.closer, tuning, expectedcount=expectedcount)
     vfs._backgroundfilecloser = _VfsCloserAdapter(
         closer, stats.writer if settings.report else None
     )
