@@ -6,7 +6,7 @@ VENV ?= .venv-hg$(HG)
 BIN = $(VENV)/bin
 STAMP = $(VENV)/.installed
 
-.PHONY: all demo test bench clean
+.PHONY: all demo test test-upstream bench clean
 
 all: test
 
@@ -27,9 +27,33 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q tests
 
+# Mercurial's own tests (tests/upstream-tests.txt) from the source of the
+# release under test, with the extension on in every hg they run
+# (tests/upstream/ holds our check that it is on: run first, same harness)
+HG_SRC = build/hg-src-$(HG)
+UPSTREAM_JOBS ?= 2
+ABS_BIN = $(CURDIR)/$(BIN)
+EXT = $(CURDIR)/hgext3rd/fastio
+
+$(HG_SRC)/tests/run-tests.py:
+	mkdir -p build/sdist
+	$(BIN)/python -m pip download -q --no-deps --no-binary :all: -d build/sdist "mercurial==$(HG)"
+	rm -rf $(HG_SRC).tmp && mkdir -p $(HG_SRC).tmp
+	tar -xzf build/sdist/mercurial-$(HG).tar.gz -C $(HG_SRC).tmp --strip-components=1
+	rm -rf $(HG_SRC) && mv $(HG_SRC).tmp $(HG_SRC)
+
+# helpers (get-with-headers.py, ...) run "python3" from PATH: the venv's
+test-upstream: $(STAMP) $(HG_SRC)/tests/run-tests.py
+	cp tests/upstream/test-*.t $(HG_SRC)/tests/
+	cd $(HG_SRC)/tests && PATH="$(ABS_BIN):$$PATH" "$(ABS_BIN)/python3" run-tests.py \
+	  --with-hg="$(ABS_BIN)/hg" --extra-config-opt extensions.fastio=$(EXT) \
+	  -j$(UPSTREAM_JOBS) --time \
+	  $$(cd $(CURDIR)/tests/upstream && ls test-*.t) \
+	  $$(grep -v '^#' $(CURDIR)/tests/upstream-tests.txt)
+
 # the full benchmark table (several minutes)
 bench: $(STAMP)
 	$(BIN)/python bench/bench.py
 
 clean:
-	rm -rf .venv-hg* bench/build .pytest_cache
+	rm -rf .venv-hg* bench/build build .pytest_cache
