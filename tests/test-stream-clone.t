@@ -133,7 +133,6 @@ A checkout uses the extension's closer for Mercurial's backgroundclosing
 (forced to the background here by a zero threshold)
 
   $ hg clone -q --debug --config fastio.slow-close-threshold=0ns --config worker.enabled=no applied-v2 checkout 2>&1 | grep '^fastio:'
-  fastio: no fresh close latency cached for this filesystem
   fastio: median close * us over 16 files, closing in background with * threads (glob)
   fastio: cached close latency * us (sampled) for this filesystem (glob)
   $ hg -R checkout status

@@ -52,7 +52,9 @@ def apply(orig, self, repo, tr, *args, **kwargs):
         return orig(self, repo, tr, *args, **kwargs)
     settings = config.settings(repo.ui)
     stats = report.OperationStats(b"changegroup")
-    tuning = settings.tuning(repo.ui, getattr(repo, "cachevfs", None), repo.svfs.base)
+    tuning = settings.tuning(
+        repo.ui, getattr(repo, "cachevfs", None), compat.store_path(repo)
+    )
     closer = settings.make_closer(repo.ui, stats.closer, tuning)
     encode, rawvfs = compat.encoder(repo.svfs)
     opener = revlogwriter.RevlogOpener(rawvfs, closer, stats.writer, encode)

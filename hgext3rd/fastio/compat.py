@@ -281,3 +281,8 @@ def report_unsupported(ui):
             b" and ".join(parts),
         )
     )
+
+
+def store_path(repo):
+    """The store's directory (the store vfs has no ``base`` before 6.9)."""
+    return encoder(repo.svfs)[1].base

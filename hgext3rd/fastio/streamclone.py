@@ -72,7 +72,7 @@ class _Application:
         try:
             with repo.transaction(b"clone") as tr:
                 tuning = self.settings.tuning(
-                    self.ui, getattr(repo, "cachevfs", None), repo.svfs.base
+                    self.ui, getattr(repo, "cachevfs", None), compat.store_path(repo)
                 )
                 targets = self.targets()
                 closer = self.settings.make_closer(
