@@ -46,8 +46,9 @@ closed inline until the median close of a sample is slower than
 as needed to keep up with the writer (they grow when the queue of pending
 closes is full).  Fast local filesystems never pay for threads.
 
-Auto mode remembers the median it measured, per filesystem, in
-``.hg/cache/fastio-probe``: the next operation on the same filesystem (the
+``hg debugfastio`` stores the median it measures, per filesystem, in
+``.hg/cache/fastio-probe`` (operations never write it, so that nothing
+appears in ``.hg/cache`` unasked): the next operation on the same filesystem (the
 checkout after a clone, a pull, an update) starts closing in the background
 at once when closes there are slow, without sampling first; where they are
 fast it closes inline and keeps timing, so that a change is noticed.  A

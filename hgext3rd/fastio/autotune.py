@@ -136,12 +136,6 @@ class Tuning:
         )
         return True
 
-    def remember_closer(self, stats):
-        """After an operation: store what its closer measured, if it
-        sampled at least one full window."""
-        if stats.windows and stats.median_close_ns is not None:
-            self.remember(stats.median_close_ns, 0, b"sampled")
-
 
 def describe_age(seconds):
     for unit, size in ((b"d", 86400), (b"h", 3600), (b"m", 60)):

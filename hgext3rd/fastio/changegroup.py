@@ -78,8 +78,6 @@ def apply(orig, self, repo, tr, *args, **kwargs):
             # a close that failed fails the application (and so the
             # transaction), like a write that failed
             closer.finish()
-        if tuning is not None:
-            tuning.remember_closer(closer.stats)
     except BaseException:
         closer.finish(raise_errors=False)
         raise

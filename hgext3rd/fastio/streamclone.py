@@ -89,8 +89,6 @@ class _Application:
                 # closes, or before its abort removes the files
                 with closer:
                     yield self.writer
-                if tuning is not None:
-                    tuning.remember_closer(closer.stats)
                 # force @filecache properties to be reloaded from the
                 # streamed files at next access
                 repo.invalidate(clearfilecache=True)

@@ -97,8 +97,6 @@ def _closing(self, ui, expectedcount=-1):
         closer.finish()
     finally:
         vfs._backgroundfilecloser = None
-    if tuning is not None:
-        tuning.remember_closer(closer.stats)
     if stats.closer.closes:
         stats.elapsed = util.timer() - start
         report.emit(ui, settings, stats)
