@@ -134,7 +134,6 @@ A checkout uses the extension's closer for Mercurial's backgroundclosing
 
   $ hg clone -q --debug --config fastio.slow-close-threshold=0ns --config worker.enabled=no applied-v2 checkout 2>&1 | grep '^fastio:'
   fastio: median close * us over 16 files, closing in background with * threads (glob)
-  fastio: cached close latency * us (sampled) for this filesystem (glob)
   $ hg -R checkout status
   $ hg -R checkout diff -r tip --stat
 
