@@ -142,12 +142,14 @@ class RevlogOpener:
                 # a revlog opens a file it just failed to read for appending
                 # first, then creates it: spare the second failure
                 raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
-            fh = self._open_fast(orig, path, mode, kind, kwargs)
+            fh = self._open_fast(path, mode, kind, kwargs)
             if fh is not None:
                 return fh
         if not _WRITE_CHARS.intersection(mode):
             if self._new_dirs and self._in_new_dir(path):
-                # the revlog of a new file tries to read it first
+                # the revlog of a new file tries to read it first (and then
+                # to open it for appending)
+                self._absent.add(path)
                 raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
             try:
                 return orig(vfs, path, mode, **kwargs)
@@ -180,7 +182,7 @@ class RevlogOpener:
                 return False
         return True
 
-    def _open_fast(self, orig, path, mode, kind, kwargs):
+    def _open_fast(self, path, mode, kind, kwargs):
         """The descriptor-level open, or None to let stock do it."""
         vfs = self.vfs
         vfs._auditpath(path, mode)
