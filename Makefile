@@ -32,6 +32,9 @@ test: $(STAMP)
 # (tests/upstream/ holds our check that it is on: run first, same harness)
 HG_SRC = build/hg-src-$(HG)
 UPSTREAM_JOBS ?= 2
+# base of the ports the harness gives its tests (its own default: 20059);
+# two runs on one machine need different ones
+UPSTREAM_PORT ?= 20059
 ABS_BIN = $(CURDIR)/$(BIN)
 EXT = $(CURDIR)/hgext3rd/fastio
 
@@ -47,7 +50,7 @@ test-upstream: $(STAMP) $(HG_SRC)/tests/run-tests.py
 	cp tests/upstream/test-*.t $(HG_SRC)/tests/
 	cd $(HG_SRC)/tests && PATH="$(ABS_BIN):$$PATH" "$(ABS_BIN)/python3" run-tests.py \
 	  --with-hg="$(ABS_BIN)/hg" --extra-config-opt extensions.fastio=$(EXT) \
-	  -j$(UPSTREAM_JOBS) --time \
+	  -j$(UPSTREAM_JOBS) --port $(UPSTREAM_PORT) --time \
 	  $$(cd $(CURDIR)/tests/upstream && ls test-*.t) \
 	  $$(grep -v '^#' $(CURDIR)/tests/upstream-tests.txt)
 
