@@ -1,5 +1,6 @@
 """Unit tests of the background closer: no failure is ever lost."""
 
+import errno
 import os
 import sys
 import threading
@@ -179,8 +180,15 @@ def test_exception_in_body_is_not_masked():
 _BAD_FD = 1 << 20
 
 
-@pytest.fixture(params=["batch-in-c", "os.close"])
+@pytest.fixture(params=["pool", "batch-in-c", "os.close"])
 def descriptor_closing(request, monkeypatch):
+    """Each way descriptors can be closed in the background: the C pool's
+    threads, Python threads closing batches in C, or one os.close each."""
+    if request.param == "pool":
+        if closer.FdPool is None:
+            pytest.skip("_fdclose.Pool is not built")
+        return request.param
+    monkeypatch.setattr(closer, "FdPool", None)
     if request.param == "batch-in-c":
         if closer.close_fds is None:
             pytest.skip("_fdclose is not built")
@@ -200,16 +208,23 @@ def test_failing_descriptor_close_aborts(tmp_path, descriptor_closing, position)
         else:
             fds.append(os.open(str(tmp_path / ("f%d" % i)), os.O_CREAT | os.O_WRONLY))
     c = make("background")
+    given = []
     with pytest.raises(error.Abort) as info:
         with c:
             for i, fd in enumerate(fds):
+                # a descriptor handed to close() is closed, even if the
+                # call raises an earlier failure
+                given.append(fd)
                 c.close(fd, b"data/f%d.i" % i)
     assert info.value.message.startswith(b"error closing 'data/f%d.i'" % failing)
-    # every other descriptor was closed all the same
-    for fd in fds:
+    # the failure surfaced before the last one only if it came early
+    assert given[-1] == fds[-1] or position != "last"
+    for fd in given:
         if fd != _BAD_FD:
             with pytest.raises(OSError):
                 os.fstat(fd)
+    for fd in fds[len(given) :]:
+        os.close(fd)
 
 
 def test_descriptors_close_in_background_batches(tmp_path, descriptor_closing):
@@ -224,6 +239,30 @@ def test_descriptors_close_in_background_batches(tmp_path, descriptor_closing):
         c.drain()
         assert c.pending() == 0
     assert c.stats.background == 100
+    for fd in fds:
+        with pytest.raises(OSError):
+            os.fstat(fd)
+
+
+@pytest.mark.skipif(closer.FdPool is None, reason="_fdclose.Pool is not built")
+def test_pool_bounds_pending_and_threads():
+    pool = closer.FdPool(8, 1, 2)
+    fds = [os.open(os.devnull, os.O_RDONLY) for __ in range(200)]
+    for i, fd in enumerate(fds):
+        assert not pool.submit(fd, b"f%d" % i) & 2
+    assert pool.add_thread() == 2
+    assert pool.add_thread() == 2  # max_threads
+    assert pool.drain(5.0)
+    assert pool.pending == 0 and pool.submitted == 200
+    assert 1 <= pool.peak <= 8
+    pool.submit(_BAD_FD, b"bad")
+    pool.submit(_BAD_FD, b"bad too")
+    pool.finish()
+    # the first failure, with its name; the threads are gone
+    assert pool.failure() == (b"bad", errno.EBADF)
+    assert pool.threads == 0
+    with pytest.raises(ValueError):
+        pool.submit(0, b"after finish")
     for fd in fds:
         with pytest.raises(OSError):
             os.fstat(fd)

@@ -35,6 +35,10 @@ with demandimport.deactivated():
 # closes a list of descriptors with the GIL released once (built from
 # _fdclose.c when a compiler was there); else one os.close per handle
 close_fds = getattr(_fdclose, "close_all", None)
+# threads of its own that close descriptors without ever taking the GIL
+# (POSIX builds of _fdclose.c); descriptors go there when it exists, file
+# objects always go to Python threads
+FdPool = getattr(_fdclose, "Pool", None)
 
 MODE_AUTO = b"auto"
 MODE_ALWAYS = b"always"
@@ -171,6 +175,8 @@ class FileCloser:
         self.stats = stats if stats is not None else CloserStats()
 
         self._queue = None  # set once closing moved to the background
+        self._pool = None  # the FdPool descriptors go to, if there is one
+        self._pool_threads = 0  # threads the pool (or Python) starts with
         self._batch = []  # handles for the threads, not queued yet
         self._batch_size = min(_BATCH, max(1, self._max_pending // 4))
         self._workers = []
@@ -211,10 +217,17 @@ class FileCloser:
         stats.closes += 1
         q = self._queue
         if q is not None:
+            if handle.__class__ is int and self._pool_threads:
+                self._submit_fd(handle, name)
+                return
             if self._error is not None:
                 # the handle must still be closed, then the failure surfaces
                 self._close_inline(handle, name)
                 self._raise_error()
+            if not self._workers:
+                # the first file object: Python threads for those
+                for __ in range(self._pool_threads):
+                    self._add_thread()
             batch = self._batch
             batch.append((handle, name))
             if len(batch) >= self._batch_size:
@@ -230,6 +243,31 @@ class FileCloser:
         self._samples.append(_perf_ns() - start)
         if len(self._samples) >= self._window:
             self._decide(_perf_ns())
+
+    def _submit_fd(self, fd, name):
+        pool = self._pool
+        if pool is None:
+            pool = self._pool = FdPool(
+                self._max_pending, self._pool_threads, self._max_threads
+            )
+            self._count_threads()
+        flags = pool.submit(fd, name)
+        self.stats.background += 1
+        if flags or self._error is not None:
+            if flags & 2:
+                self._take_pool_failure()
+            if self._error is not None:
+                self._raise_error()
+            # it waited for room: closes are slower than the producer
+            if not self._fixed_threads:
+                pool.add_thread()
+                self._count_threads()
+
+    def _take_pool_failure(self):
+        failure = self._pool.failure()
+        if failure is not None:
+            name, err = failure
+            self._record_error(name, OSError(err, os.strerror(err)))
 
     def _send_batch(self):
         """Hand the collected handles to the threads, in one queue item: a
@@ -290,6 +328,11 @@ class FileCloser:
         # GIL, and a put or get costs far less than queue.Queue's Python
         # locking (with tens of threads, GIL hand-offs dominate)
         self._queue = queue.SimpleQueue()
+        if FdPool is not None:
+            # descriptors go to the pool (started at the first one); Python
+            # threads start only if a file object comes
+            self._pool_threads = threads
+            return
         for __ in range(threads):
             self._add_thread()
 
@@ -301,16 +344,25 @@ class FileCloser:
         worker.thread = t
         self._workers.append(worker)
         t.start()
-        self.stats.threads = len(self._workers)
+        self._count_threads()
         # a thread closes its batch one handle after the other: keep enough
         # batches within the pending bound for every thread to have one
         self._batch_size = max(
             1, min(_BATCH, self._max_pending // (2 * len(self._workers)))
         )
 
+    def _count_threads(self):
+        threads = len(self._workers)
+        if self._pool is not None:
+            threads += self._pool.threads
+        self.stats.threads = max(self.stats.threads, threads)
+
     def pending(self):
         """Handles handed to the threads and not closed yet."""
-        return self._submitted - sum(w.done for w in self._workers)
+        pending = self._submitted - sum(w.done for w in self._workers)
+        if self._pool is not None:
+            pending += self._pool.pending
+        return pending
 
     def _over_bound(self):
         pending = self.pending()
@@ -376,6 +428,8 @@ class FileCloser:
         q = self._queue
         if self._batch:
             self._send_batch()
+        if self._pool is not None:
+            self._drain_pool(finish=False)
         if q is not None and self._workers:
             pending = self.pending()
             if pending > self.stats.peak_pending:
@@ -388,6 +442,31 @@ class FileCloser:
             self.stats.wait_ns += _perf_ns() - start
         if self._error is not None:
             self._raise_error()
+
+    def _drain_pool(self, finish):
+        pool = self._pool
+
+        def drained(timeout):
+            # short waits in C: back here in between, where Python runs
+            # the handler of a SIGINT that came meanwhile
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while not pool.drain(0.1):
+                if deadline is not None and time.monotonic() >= deadline:
+                    return False
+            return True
+
+        start = _perf_ns()
+        try:
+            self._wait(drained, pool.pending)
+        finally:
+            stats = self.stats
+            if finish:
+                # the threads close what is still queued before they stop
+                pool.finish()
+                stats.wait_ns += pool.wait_ns
+            stats.wait_ns += _perf_ns() - start
+            stats.peak_pending = max(stats.peak_pending, pool.peak)
+        self._take_pool_failure()
 
     def _joined(self, timeout):
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -430,7 +509,9 @@ class FileCloser:
         q = self._queue
         if self._batch:
             self._send_batch()
-        if q is not None:
+        if self._pool is not None:
+            self._drain_pool(finish=True)
+        if q is not None and self._workers:
             pending = self.pending()
             if pending > self.stats.peak_pending:
                 self.stats.peak_pending = pending
