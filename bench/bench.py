@@ -40,6 +40,13 @@ VARIANTS = {
     "stock+bgclose": ["--config", "worker.backgroundclose=true"],
     "fastio": ["--config", "extensions.fastio=%s" % EXT],
 }
+# fastio with its closer forced on or off instead of auto mode's choice
+# (--variants stock,fastio,fastio-always,fastio-never)
+EXTRA_VARIANTS = {
+    "fastio-always": VARIANTS["fastio"]
+    + ["--config", "fastio.background-close=always"],
+    "fastio-never": VARIANTS["fastio"] + ["--config", "fastio.background-close=never"],
+}
 
 
 def run(cmd, env, **kw):
@@ -129,7 +136,7 @@ def time_hg(workdir, variant, fmt, bundle, env):
         os.unlink(times)
     env = dict(env, FASTIO_BENCH_TIMES=times)
     cmd = [HG, "--config", "extensions.benchtimer=%s" % TIMER, "-R", dest]
-    cmd += VARIANTS[variant] + apply_cmd(fmt, bundle)
+    cmd += dict(VARIANTS, **EXTRA_VARIANTS)[variant] + apply_cmd(fmt, bundle)
     start = time.perf_counter()
     run(cmd, env, stdout=subprocess.DEVNULL)
     wall = time.perf_counter() - start
@@ -184,6 +191,9 @@ def main(argv=None):
     sizes = [int(s) for s in args.sizes.split(",")]
     formats = args.formats.split(",")
     variants = args.variants.split(",")
+    unknown = set(variants) - set(VARIANTS) - set(EXTRA_VARIANTS)
+    if unknown:
+        ap.error("unknown variants: %s" % ", ".join(sorted(unknown)))
     delays = [0, args.delay_us] if args.delay_us else [0]
 
     version = subprocess.run(
@@ -235,15 +245,16 @@ def print_table(size, fmt, delays, variants, results):
     kind = "changegroup unbundle" if fmt == "cg" else "stream %s" % fmt
     print("== %d files, %s ==" % (size, kind))
     header = "%-10s %8s" % ("close()", "tar -x")
+    widths = {v: max(15, len(v) + 10) for v in variants}
     for v in variants:
-        header += " %15s" % (v + " body/wall")
+        header += " %*s" % (widths[v], v + " body/wall")
     print(header)
     for delay in delays:
         label = "%d us" % delay if delay else "tmpfs"
         line = "%-10s %8.3f" % (label, results[(delay, "tar")])
         for v in variants:
             body, wall = results[(delay, v)]
-            line += " %7.3f/%7.3f" % (body, wall)
+            line += " %*s" % (widths[v], "%7.3f/%7.3f" % (body, wall))
         print(line)
     if "fastio" in variants:
         f0 = results[(0, "fastio")][0]
