@@ -113,6 +113,6 @@ shows a "closing files" progress bar
 
   $ hg init drain
   $ LD_PRELOAD=$TESTTMP/closedelay.so FASTIO_CLOSE_DELAY_US=60000 hg -R drain unbundle -q v2.hg --debug --config progress.debug=yes --config fastio.background-close=always --config fastio.close-threads=1 2>&1 | grep -E '^closing files' | sed -n '1p;$p'
-  closing files: */30 files (*%) (glob)
-  closing files: */30 files (*%) (glob)
+  closing files: */* files (*%) (glob)
+  closing files: */* files (*%) (glob)
   $ killdaemons
