@@ -56,18 +56,17 @@ its default, and "hg config" knows them
   $ hg config fastio --config fastio.report=yes
   fastio.report=yes
 
-The debug command
+The debug command.  Its description is shown one paragraph a line, without
+indent: Mercurial before 6.9 indents a command's description by four columns
+(stock's own commands too), later releases do not, and where lines wrap
+follows the indent
 
-  $ hg help debugfastio
+  $ COLUMNS=1000 hg help debugfastio --config ui.textwidth=0 | sed 's/^    //'
   hg debugfastio [--files N] [--no-cache]
   
   show fastio's settings and measure this repository's close latency
   
-  Prints the effective "[fastio]" settings, then creates, writes and closes "--
-  files" small files in a temporary directory under ".hg" (removed afterwards),
-  times each "close()" and prints the median and 90th percentile, and what
-  "auto" mode chooses from it.  Unless "--no-cache" is given, the measurement is
-  stored for "auto" mode (see "fastio.probe-max-age").
+  Prints the effective "[fastio]" settings, then creates, writes and closes "--files" small files in a temporary directory under ".hg" (removed afterwards), times each "close()" and prints the median and 90th percentile, and what "auto" mode chooses from it.  Unless "--no-cache" is given, the measurement is stored for "auto" mode (see "fastio.probe-max-age").
   
   options:
   

@@ -37,10 +37,10 @@ commands print exactly what they print without it
   $ grep -c fastio with.out
   0
   [1]
-  $ head -4 with.out
+  $ head -4 with.raw | normtransfer
   streaming all changes
   30 files to transfer, 3.14 KB of data
-  stream-cloned 30 files / 3.14 KB in X seconds
+  transferred 3.14 KB in X
   updating to branch default
 
 New commits pulled into an existing clone, and an update across them
@@ -64,10 +64,15 @@ New commits pulled into an existing clone, and an update across them
   2 files updated, 0 files merged, 0 files removed, 0 files unresolved
 
 Stock's progress bar of a stream apply is still there with the extension's
-writer (updated every 256 KB rather than every file)
+writer (updated every 256 KB rather than every file), its total the bundle's
+byte count (3213 on 6.7.4, 3214 on 7.2.4: the same commits make a changelog a
+byte apart)
 
   $ hg init progress
-  $ hg -R progress unbundle -q stream.hg --debug --config progress.debug=yes 2>&1 | grep -E '^clone:'
-  clone: 0/3214 bytes (0.00%)
+  $ bytes=`hg debugbundle --all stream.hg | sed -n 's/.*bytecount: \([0-9]*\),.*/\1/p'`
+  $ test "$bytes" -gt 3000 && echo ok
+  ok
+  $ hg -R progress unbundle -q stream.hg --debug --config progress.debug=yes 2>&1 | grep -E '^clone:' | sed "s#/$bytes bytes#/BYTES bytes#"
+  clone: 0/BYTES bytes (0.00%)
 
   $ killdaemons
