@@ -6,7 +6,7 @@ VENV ?= .venv-hg$(HG)
 BIN = $(VENV)/bin
 STAMP = $(VENV)/.installed
 
-.PHONY: all demo test test-upstream bench clean
+.PHONY: all demo test test-upstream bench stress clean
 
 all: test
 
@@ -57,6 +57,18 @@ test-upstream: $(STAMP) $(HG_SRC)/tests/run-tests.py
 # the full benchmark table (several minutes)
 bench: $(STAMP)
 	$(BIN)/python bench/bench.py
+
+# randomized reliability runs (bench/stress.py): mutated bundles of every
+# format (COUNT each), SIGKILL trials (KILLS per path), and STOCK_KILLS
+# trials per path with stock Mercurial for comparison; about 20 min on 2 cores
+SEED ?= 1
+COUNT ?= 500
+KILLS ?= 30
+STOCK_KILLS ?= 5
+JOBS ?= 2
+stress: $(STAMP)
+	nice -n 10 $(BIN)/python bench/stress.py --seed $(SEED) --count $(COUNT) \
+	  --kills $(KILLS) --stock-kills $(STOCK_KILLS) --jobs $(JOBS)
 
 clean:
 	rm -rf .venv-hg* bench/build build .pytest_cache

@@ -143,6 +143,10 @@ class StoreWriter:
             util.makedir(path, True)
         if mode is not None:
             os.chmod(path, mode)
+        if not self._new_dirs:
+            # the outermost transaction may be another command's (unbundle,
+            # pull): its rollback comes after this operation has returned
+            self._tr.addabort(b"fastio-new-dirs", self._remove_new_tree)
         self._new_dirs.add(path)
         return True
 
@@ -255,6 +259,29 @@ class StoreWriter:
                 os.rmdir(path)
             except OSError:
                 pass
+
+    def _remove_new_tree(self, tr=None):
+        """Abort callback: empty and remove the directories we created.
+
+        Abort callbacks run before the journal is played back, and the
+        playback does not remove directories.  Nothing in a directory made
+        under this transaction predates it, so every file in one goes (the
+        playback then finds the new files already gone, which it accepts).
+        Every close is done by then: the writer's closer is finished when
+        the stream is, before any abort.
+        """
+        for path in sorted(self._new_dirs, key=len, reverse=True):
+            try:
+                with os.scandir(path) as it:
+                    names = [e.path for e in it if not e.is_dir(follow_symlinks=False)]
+            except OSError:
+                continue
+            for name in names:
+                try:
+                    os.unlink(name)
+                except OSError:
+                    pass
+        self.remove_new_dirs()
 
 
 def _write_all(fd, data):

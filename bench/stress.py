@@ -1,0 +1,762 @@
+#!/usr/bin/env python3
+"""Randomized reliability runs of hg-fastio (``make stress``).
+
+Two kinds of trial, each in a repository of its own:
+
+mutation
+    A real bundle of each format (stream v1, v2, v3; changegroup v1, v2) is
+    changed at random (bit flips in its payload or anywhere, truncations,
+    length fields, file names) and applied with fastio to a fresh repository
+    (changegroups: every other trial to a repository that already has some
+    of the revisions).  Pass: no traceback; on failure an ``abort:`` line, a
+    non-zero exit and the repository byte for byte as before (every file,
+    every directory, outside ``.hg/cache`` and ``.hg/journal.desc``, which
+    every aborted transaction leaves, stock's too); on success ``hg verify``
+    passes.  A failing trial is replayed with stock Mercurial to tell the
+    extension's faults from Mercurial's.
+kill
+    A larger bundle is applied with a slow ``close()`` (bench/closedelay.c)
+    and SIGKILLed at a random time; then ``hg recover`` runs.  Pass:
+    ``hg verify`` passes and no stray file: the store holds exactly the files
+    it held before (the apply was rolled back) or exactly those of a complete
+    apply of the bundle (it had committed), transaction leftovers
+    (``undo.*``) aside.  Empty directories left by the recovery are counted
+    apart (Mercurial's rollback never removes directories).
+
+Usage: stress.py [--seed N] [--count N] [--kills N] [--formats v1,v2,...]
+       [--jobs N] [--workdir DIR] [--stock-kills N]
+"""
+
+import argparse
+import hashlib
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+
+import bundlekit  # noqa: E402
+
+EXT = os.path.join(ROOT, "hgext3rd", "fastio")
+FORMATS = ("v1", "v2", "v3", "cg1", "cg2")
+HG = os.path.join(os.path.dirname(sys.executable), "hg")
+BAD_OUTPUT = (b"Traceback", b"** Unknown exception", b"** unknown exception")
+HOSTILE = [
+    b"../evil.i",
+    b"data/../../evil.i",
+    b"/tmp/fastio-stress-evil.i",
+    b".hg/hgrc",
+    b"data/.hg/hgrc.i",
+    b"data/a\0b.i",
+    b"data/a\nb.i",
+    b"",
+    b"data/./x.i",
+    b"data//x.i",
+    b"data/",
+    b"C:/x.i",
+    b"data\\..\\x.i",
+]
+
+# -- environment ----------------------------------------------------------------
+
+
+def write_hgrc(path, fastio):
+    with open(path, "w") as f:
+        f.write("[ui]\nusername = stress\n[experimental]\nstream-v3 = yes\n")
+        if fastio:
+            f.write("[extensions]\nfastio = %s\n" % EXT)
+
+
+def hg(work, args, cwd=None, stock=False, env_extra=None, timeout=120, **kw):
+    env = dict(os.environ)
+    env["HGRCPATH"] = os.path.join(work, "hgrc-stock" if stock else "hgrc")
+    env["HGPLAIN"] = "1"
+    env.pop("HGUSER", None)
+    if env_extra:
+        env.update(env_extra)
+    return subprocess.run(
+        [HG] + args,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=timeout,
+        **kw,
+    )
+
+
+def check(proc, what):
+    if proc.returncode:
+        sys.exit("stress: %s failed:\n%s" % (what, proc.stdout.decode()))
+
+
+def make_source(work, name, nfiles, ndirs, seed):
+    """A repository: ``nfiles`` files in ``ndirs`` directories, three
+    revisions (the third also adds files)."""
+    rng = random.Random(seed)
+    repo = os.path.join(work, name)
+    check(hg(work, ["init", repo]), "init")
+
+    def write_files(count, rev):
+        for i in range(count):
+            d = os.path.join(repo, "d%02d" % (i % ndirs), "sub" if i % 3 else "")
+            os.makedirs(d, exist_ok=True)
+            size = rng.choice((10, 100, 1000, 5000))
+            with open(os.path.join(d, "f%05d.txt" % i), "wb") as f:
+                f.write(b"rev %d file %d\n" % (rev, i))
+                f.write(bytes(rng.randrange(32, 127) for __ in range(size)))
+
+    write_files(nfiles, 0)
+    check(hg(work, ["-R", repo, "commit", "-qAm", "r0"]), "commit")
+    write_files(nfiles // 4, 1)
+    check(hg(work, ["-R", repo, "commit", "-qAm", "r1"]), "commit")
+    write_files(nfiles + nfiles // 10, 2)
+    check(hg(work, ["-R", repo, "commit", "-qAm", "r2"]), "commit")
+    check(hg(work, ["-R", repo, "phase", "--public", "-r", "."]), "phase")
+    return repo
+
+
+def make_bundles(work, repo, prefix):
+    out = {}
+    for fmt, args in (
+        ("v1", None),
+        ("v2", ["-t", "none-v2;stream=v2"]),
+        ("v3", ["-t", "none-v2;stream=v3-exp"]),
+        ("cg1", ["-t", "none-v1"]),
+        ("cg2", ["-t", "none-v2"]),
+    ):
+        path = os.path.join(work, "%s-%s.hg" % (prefix, fmt))
+        if args is None:
+            proc = hg(work, ["-R", repo, "debugcreatestreamclonebundle", path])
+        else:
+            proc = hg(work, ["-R", repo, "bundle", "-q", "-a"] + args + [path])
+        check(proc, "bundle %s" % fmt)
+        out[fmt] = path
+    for fmt, t in (("cg1", "none-v1"), ("cg2", "none-v2")):
+        path = os.path.join(work, "%s-%s-base0.hg" % (prefix, fmt))
+        proc = hg(work, ["-R", repo, "bundle", "-q", "--base", "0", "-t", t, path])
+        check(proc, "bundle --base 0")
+        out[fmt + "-base0"] = path
+    return out
+
+
+def apply_args(fmt, path):
+    if fmt == "v1":
+        return ["debugapplystreamclonebundle", path]
+    return ["unbundle", "-q", path]
+
+
+# -- repository snapshots ---------------------------------------------------------
+
+
+def snapshot(repo):
+    """Every path under ``repo`` (and its parent's other entries are the
+    trial's own), with a digest of each file's content."""
+    out = {}
+    for root, dirs, files in os.walk(repo):
+        rel = os.path.relpath(root, repo)
+        if rel == os.path.join(".hg", "cache") or rel.startswith(
+            os.path.join(".hg", "cache") + os.sep
+        ):
+            continue
+        for name in files:
+            p = os.path.join(rel, name)
+            if p == os.path.join(".hg", "journal.desc"):
+                continue
+            full = os.path.join(root, name)
+            if os.path.islink(full):
+                out[p] = "link:" + os.readlink(full)
+                continue
+            with open(full, "rb") as f:
+                out[p] = hashlib.sha1(f.read()).hexdigest()
+    return out
+
+
+def store_files(repo):
+    store = os.path.join(repo, ".hg", "store")
+    files, dirs = set(), set()
+    for root, dnames, fnames in os.walk(store):
+        rel = os.path.relpath(root, store)
+        for d in dnames:
+            dirs.add(os.path.normpath(os.path.join(rel, d)))
+        for n in fnames:
+            p = os.path.normpath(os.path.join(rel, n))
+            if not p.startswith("undo"):
+                files.add(p)
+    return files, dirs
+
+
+def empty_dirs(repo):
+    store = os.path.join(repo, ".hg", "store")
+    return sum(
+        1
+        for root, dnames, fnames in os.walk(store)
+        if root != store and not dnames and not fnames
+    )
+
+
+# -- mutations ----------------------------------------------------------------------
+
+
+def flip_bits(rng, data, start=0):
+    data = bytearray(data)
+    if len(data) <= start:
+        return bytes(data)
+    for __ in range(rng.choice((1, 1, 2, 3, 8))):
+        pos = rng.randrange(start, len(data))
+        data[pos] ^= 1 << rng.randrange(8)
+    return bytes(data)
+
+
+def odd_length(rng, value):
+    return max(
+        0,
+        rng.choice(
+            (
+                value + rng.choice((1, -1, 2, -2, 7)),
+                0,
+                value * 2 + 1,
+                rng.randrange(1 << 16),
+                (1 << rng.choice((20, 31, 32, 40, 62))) + rng.randrange(100),
+            )
+        ),
+    )
+
+
+def odd_name(rng, sb):
+    choice = rng.random()
+    if choice < 0.5:
+        return rng.choice(HOSTILE)
+    if choice < 0.7:
+        return rng.choice(sb.files).name  # a duplicate
+    if choice < 0.85:
+        return bytes(rng.randrange(256) for __ in range(rng.randrange(1, 40)))
+    name = bytearray(rng.choice(sb.files).name)
+    name[rng.randrange(len(name))] = rng.choice(b"/\\.\0\n:")
+    return bytes(name)
+
+
+def mutate_stream(rng, fmt, data):
+    sb = bundlekit.StreamBundle.parse(data)
+    kind = rng.choice(
+        ("flip", "flip", "rawflip", "truncate", "ptruncate", "length", "length", "name")
+    )
+    if kind == "rawflip":
+        return kind, flip_bits(rng, data)
+    if kind == "truncate":
+        return kind, data[: rng.randrange(len(data))]
+    if kind == "flip":
+        return kind, sb.build(payload=flip_bits(rng, sb.payload()))
+    if kind == "ptruncate":
+        payload = sb.payload()
+        return kind, sb.build(payload=payload[: rng.randrange(len(payload))])
+    if kind == "name":
+        target = rng.choice(sb.files)
+        if fmt != "v1" and rng.random() < 0.2:
+            target.src = rng.choice((b"x", b"\0", b"c", b"s"))
+        else:
+            target.name = odd_name(rng, sb)
+        return kind, sb.build()
+    # a length field: per file, or the counts of the whole stream
+    i = rng.randrange(len(sb.files))
+    f = sb.files[i]
+    which = rng.choice(("data", "data", "name", "count"))
+    if which == "count":
+        n = len(sb.files)
+        if fmt == "v3" and rng.random() < 0.5:
+            g = rng.randrange(len(sb.groups))
+            sb.groups[g] = odd_length(rng, sb.groups[g])
+            groups = sb.groups
+            try:
+                return kind, sb.build()
+            finally:
+                sb.groups = groups
+        if fmt == "v3":
+            payload = sb.payload()
+            __, pos = bundlekit.read_uvarint(payload, 0)
+            payload = bundlekit.uvarint(odd_length(rng, len(sb.groups))) + payload[pos:]
+            return kind, sb.build(payload=payload)
+        if rng.random() < 0.5:
+            return kind, sb.build(filecount=odd_length(rng, n))
+        return kind, sb.build(
+            bytecount=odd_length(rng, sum(len(x.data) for x in sb.files))
+        )
+    if fmt == "v1":
+        size = odd_length(rng, len(f.data))
+        pieces = []
+        for j, g in enumerate(sb.files):
+            n = size if j == i else len(g.data)
+            pieces.append(b"%s\0%d\n%s" % (g.name, n, g.data))
+        return kind, sb.build(payload=b"".join(pieces))
+    nl, dl = len(f.name), len(f.data)
+    if which == "name":
+        nl = odd_length(rng, nl)
+    else:
+        dl = odd_length(rng, dl)
+    header = f.src + bundlekit.uvarint(nl) + bundlekit.uvarint(dl)
+    marker = bundlekit.build_v2_file(f)
+    payload = sb.payload()
+    at = payload.find(marker)
+    payload = payload[:at] + header + f.name + f.data + payload[at + len(marker) :]
+    return kind, sb.build(payload=payload)
+
+
+def mutate_cg(rng, fmt, data):
+    cg = bundlekit.Changegroup.parse(data)
+    kind = rng.choice(
+        ("flip", "flip", "rawflip", "truncate", "ptruncate", "length", "length", "name")
+    )
+    payload = cg.payload
+    if kind == "rawflip":
+        return kind, flip_bits(rng, data)
+    if kind == "truncate":
+        return kind, data[: rng.randrange(len(data))]
+    if kind == "flip":
+        return kind, cg.build(flip_bits(rng, payload))
+    if kind == "ptruncate":
+        return kind, cg.build(payload[: rng.randrange(len(payload))])
+    if kind == "length":
+        pos, length = rng.choice(cg.chunks())
+        new = rng.choice(
+            (
+                length + rng.choice((1, -1, 4, -4, 20)),
+                0,
+                4,
+                3,
+                -1,
+                rng.randrange(1 << 31),
+                length * 2,
+            )
+        )
+        new = max(-(1 << 31), min(new, (1 << 31) - 1))
+        field = new.to_bytes(4, "big", signed=True)
+        return kind, cg.build(payload[:pos] + field + payload[pos + 4 :])
+    # a file name chunk
+    pos, length = rng.choice(cg.name_chunks())
+    r = rng.random()
+    if r < 0.6:
+        name = rng.choice(HOSTILE)
+        if name.startswith(b"data/"):
+            name = name[5:]
+    elif r < 0.8:
+        name = bytes(rng.randrange(256) for __ in range(rng.randrange(1, 30)))
+    else:
+        name = payload[pos + 4 : pos + length]  # its neighbour's name
+        other = rng.choice(cg.name_chunks())
+        name = payload[other[0] + 4 : other[0] + other[1]]
+    chunk = (len(name) + 4).to_bytes(4, "big") + name
+    return kind, cg.build(payload[:pos] + chunk + payload[pos + length :])
+
+
+# -- one trial ----------------------------------------------------------------------
+
+
+def classify(work, fmt, bundle, template, trial_dir, stock=False):
+    repo = os.path.join(trial_dir, "repo")
+    if os.path.exists(trial_dir):
+        shutil.rmtree(trial_dir)
+    os.makedirs(trial_dir)
+    shutil.copytree(template, repo, symlinks=True)
+    before = snapshot(repo)
+    empty_before = empty_dirs(repo)
+    parent_before = sorted(os.listdir(trial_dir))
+    try:
+        proc = hg(
+            work, ["-R", repo] + apply_args(fmt, bundle), stock=stock, timeout=120
+        )
+    except subprocess.TimeoutExpired:
+        return "BAD-timeout", b""
+    out = proc.stdout
+    if any(b in out for b in BAD_OUTPUT):
+        return "BAD-traceback", out
+    if sorted(os.listdir(trial_dir)) != parent_before or os.path.exists(
+        "/tmp/fastio-stress-evil.i"
+    ):
+        return "BAD-outside", out
+    if proc.returncode == 0:
+        v = hg(work, ["-R", repo, "verify", "-q"], stock=stock)
+        if v.returncode:
+            return "BAD-verify-after-success", out + v.stdout
+        return "applied", out
+    aborts = [l for l in out.splitlines() if l.startswith(b"abort:")]
+    if len(aborts) != 1:
+        return "BAD-abort-lines", out
+    after = snapshot(repo)
+    if after != before:
+        diff = sorted(set(after.items()) ^ set(before.items()))
+        return "BAD-changed", out + repr(diff[:10]).encode()
+    if empty_dirs(repo) != empty_before:
+        return "refused-dirs-left", out
+    return "refused", out
+
+
+def mutation_trial(job):
+    work, seed, fmt, i = job
+    rng = random.Random("%s-%s-%d" % (seed, fmt, i))
+    existing = fmt.startswith("cg") and i % 2 == 1
+    key = fmt + ("-base0" if existing else "")
+    with open(os.path.join(work, "small-%s.hg" % key), "rb") as f:
+        data = f.read()
+    mutate = mutate_cg if fmt.startswith("cg") else mutate_stream
+    kind, mutated = mutate(rng, fmt, data)
+    trial_dir = os.path.join(work, "trials", "%s-%d" % (fmt, i))
+    os.makedirs(trial_dir, exist_ok=True)
+    bundle = trial_dir + ".hg"
+    with open(bundle, "wb") as f:
+        f.write(mutated)
+    template = os.path.join(work, "tpl-base0" if existing else "tpl-empty")
+    outcome, out = classify(work, fmt, bundle, template, trial_dir)
+    stock = None
+    if outcome.startswith("BAD"):
+        stock, __ = classify(
+            work, fmt, bundle, template, trial_dir + "-stock", stock=True
+        )
+        with open(trial_dir + ".log", "wb") as f:
+            f.write(out)
+        if stock == outcome:
+            # Mercurial's own behaviour (the bundle is accepted, or fails,
+            # the same way without the extension): not the extension's
+            outcome = "as-stock:" + outcome[4:]
+    if not outcome.startswith("BAD"):
+        shutil.rmtree(trial_dir, ignore_errors=True)
+        os.unlink(bundle)
+    return (
+        "mutation",
+        fmt,
+        kind,
+        "existing" if existing else "fresh",
+        outcome,
+        stock,
+        i,
+    )
+
+
+def kill_trial(job):
+    work, seed, path, i, duration, stock = job
+    rng = random.Random("%s-kill-%s-%d-%s" % (seed, path, i, stock))
+    fmt = path.split("-")[0]
+    existing = path.endswith("existing")
+    bundle = os.path.join(work, "big-%s.hg" % (fmt + ("-base0" if existing else "")))
+    template = os.path.join(work, "tplbig-base0" if existing else "tpl-empty")
+    trial_dir = os.path.join(
+        work, "kills", "%s-%d%s" % (path, i, "-stock" if stock else "")
+    )
+    if os.path.exists(trial_dir):
+        shutil.rmtree(trial_dir)
+    os.makedirs(trial_dir)
+    repo = os.path.join(trial_dir, "repo")
+    shutil.copytree(template, repo, symlinks=True)
+    before_files, __ = store_files(repo)
+    env = dict(os.environ)
+    env["HGRCPATH"] = os.path.join(work, "hgrc-stock" if stock else "hgrc")
+    env["HGPLAIN"] = "1"
+    env["LD_PRELOAD"] = os.path.join(work, "closedelay.so")
+    env["FASTIO_CLOSE_DELAY_US"] = "300"
+    delay = rng.uniform(0.2, duration)
+    p = subprocess.Popen(
+        [HG, "-R", repo] + apply_args(fmt, bundle),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    time.sleep(delay)
+    killed = p.poll() is None
+    if killed:
+        p.send_signal(signal.SIGKILL)
+    p.wait()
+    rec = hg(work, ["-R", repo, "recover"], stock=stock)
+    out = rec.stdout
+    if any(b in out for b in BAD_OUTPUT):
+        return ("kill", path, killed, "BAD-recover-traceback", stock, i)
+    v = hg(work, ["-R", repo, "verify", "-q"], stock=stock)
+    files, __ = store_files(repo)
+    complete = set(
+        open(os.path.join(work, "complete-%s.lst" % path)).read().split("\n")
+    ) - {""}
+    if v.returncode:
+        outcome = "BAD-verify"
+    elif files == before_files:
+        outcome = "rolled-back"
+    elif files == complete:
+        outcome = "complete"
+    else:
+        outcome = "BAD-stray-files"
+        with open(trial_dir + ".log", "w") as f:
+            f.write(
+                "stray: %r\nmissing: %r\n"
+                % (
+                    sorted(files - complete - before_files)[:20],
+                    sorted((complete | before_files) - files)[:20],
+                )
+            )
+    dirs = empty_dirs(repo)
+    if not outcome.startswith("BAD"):
+        shutil.rmtree(trial_dir, ignore_errors=True)
+    return ("kill", path, killed, outcome, stock, i, dirs)
+
+
+# -- driver -------------------------------------------------------------------------
+
+
+def setup(work):
+    write_hgrc(os.path.join(work, "hgrc"), True)
+    write_hgrc(os.path.join(work, "hgrc-stock"), False)
+    so = os.path.join(work, "closedelay.so")
+    subprocess.run(
+        [
+            "gcc",
+            "-O2",
+            "-shared",
+            "-fPIC",
+            "-o",
+            so,
+            os.path.join(HERE, "closedelay.c"),
+            "-ldl",
+        ],
+        check=True,
+    )
+    small = make_source(work, "src-small", 40, 5, 1)
+    big = make_source(work, "src-big", 1500, 30, 2)
+    for prefix, repo in (("small", small), ("big", big)):
+        for key, path in make_bundles(work, repo, prefix).items():
+            os.rename(path, os.path.join(work, "%s-%s.hg" % (prefix, key)))
+    check(hg(work, ["init", os.path.join(work, "tpl-empty")]), "init")
+    for name, src in (("tpl-base0", small), ("tplbig-base0", big)):
+        check(
+            hg(work, ["clone", "-q", "-U", "-r", "0", src, os.path.join(work, name)]),
+            "clone",
+        )
+    # what a complete apply of each big bundle leaves in the store
+    for path in KILL_PATHS:
+        fmt = path.split("-")[0]
+        existing = path.endswith("existing")
+        ref = os.path.join(work, "ref-%s" % path)
+        shutil.copytree(
+            os.path.join(work, "tplbig-base0" if existing else "tpl-empty"),
+            ref,
+            symlinks=True,
+        )
+        bundle = os.path.join(
+            work, "big-%s.hg" % (fmt + ("-base0" if existing else ""))
+        )
+        start = time.time()
+        check(
+            hg(work, ["-R", ref] + apply_args(fmt, bundle), stock=True),
+            "reference apply",
+        )
+        files, __ = store_files(ref)
+        with open(os.path.join(work, "complete-%s.lst" % path), "w") as f:
+            f.write("\n".join(sorted(files)))
+        shutil.rmtree(ref)
+
+
+KILL_PATHS = ("v1", "v2", "v3", "cg1", "cg2", "cg2-existing")
+
+
+def measure(work, path):
+    """How long an uninterrupted apply of the kill trials takes."""
+    fmt = path.split("-")[0]
+    existing = path.endswith("existing")
+    repo = os.path.join(work, "measure")
+    shutil.rmtree(repo, ignore_errors=True)
+    shutil.copytree(
+        os.path.join(work, "tplbig-base0" if existing else "tpl-empty"),
+        repo,
+        symlinks=True,
+    )
+    bundle = os.path.join(work, "big-%s.hg" % (fmt + ("-base0" if existing else "")))
+    start = time.time()
+    check(
+        hg(
+            work,
+            ["-R", repo] + apply_args(fmt, bundle),
+            env_extra={
+                "LD_PRELOAD": os.path.join(work, "closedelay.so"),
+                "FASTIO_CLOSE_DELAY_US": "300",
+            },
+        ),
+        "timed apply",
+    )
+    took = time.time() - start
+    shutil.rmtree(repo)
+    return took
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--count", type=int, default=500, help="mutations per format")
+    ap.add_argument("--kills", type=int, default=30, help="SIGKILL trials per path")
+    ap.add_argument(
+        "--stock-kills", type=int, default=0, help="the same with stock (not judged)"
+    )
+    ap.add_argument("--formats", default=",".join(FORMATS))
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--workdir")
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    formats = [f for f in args.formats.split(",") if f]
+    for f in formats:
+        if f not in FORMATS:
+            ap.error("unknown format %s" % f)
+    work = args.workdir or tempfile.mkdtemp(prefix="fastio-stress-")
+    os.makedirs(work, exist_ok=True)
+    t0 = time.time()
+    print(
+        "stress: seed %d, %d mutations per format, %d kills per path, %d jobs, in %s"
+        % (args.seed, args.count, args.kills, args.jobs, work),
+        flush=True,
+    )
+    setup(work)
+    jobs = [(work, args.seed, fmt, i) for fmt in formats for i in range(args.count)]
+    kill_paths = [p for p in KILL_PATHS if p.split("-")[0] in formats]
+    durations = {p: measure(work, p) for p in kill_paths} if args.kills else {}
+    kills = [
+        (work, args.seed, p, i, durations[p], False)
+        for p in kill_paths
+        for i in range(args.kills)
+    ]
+    kills += [
+        (work, args.seed, p, i, durations[p], True)
+        for p in kill_paths
+        for i in range(args.stock_kills)
+    ]
+    results = []
+    if args.jobs > 1:
+        import multiprocessing
+
+        with multiprocessing.Pool(args.jobs) as pool:
+            for r in pool.imap_unordered(mutation_trial, jobs, chunksize=4):
+                results.append(r)
+            for r in pool.imap_unordered(kill_trial, kills):
+                results.append(r)
+    else:
+        for j in jobs:
+            results.append(mutation_trial(j))
+        for j in kills:
+            results.append(kill_trial(j))
+    bad = report(results, durations)
+    print("stress: %d s, work directory %s" % (time.time() - t0, work))
+    if not bad and not args.keep and not args.workdir:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if bad else 0
+
+
+def report(results, durations):
+    from collections import Counter
+
+    bad = 0
+    muts = [r for r in results if r[0] == "mutation"]
+    print("\nmutations (outcome per format; kinds in parentheses)")
+    print(
+        "%-6s %6s %8s %8s %9s %5s  %s"
+        % ("format", "trials", "applied", "refused", "as-stock", "BAD", "kinds")
+    )
+    for fmt in FORMATS:
+        rs = [r for r in muts if r[1] == fmt]
+        if not rs:
+            continue
+        c = Counter(r[4] for r in rs)
+        nbad = sum(v for k, v in c.items() if k.startswith("BAD"))
+        bad += nbad
+        kinds = Counter(r[2] for r in rs)
+        extra = (
+            " fresh/existing %d/%d"
+            % (
+                sum(r[3] == "fresh" for r in rs),
+                sum(r[3] == "existing" for r in rs),
+            )
+            if fmt.startswith("cg")
+            else ""
+        )
+        asstock = sum(v for k, v in c.items() if k.startswith("as-stock"))
+        print(
+            "%-6s %6d %8d %8d %9d %5d  (%s)%s"
+            % (
+                fmt,
+                len(rs),
+                c["applied"],
+                c["refused"] + c["refused-dirs-left"],
+                asstock,
+                nbad,
+                " ".join("%s %d" % kv for kv in sorted(kinds.items())),
+                extra,
+            )
+        )
+    print(
+        "refused with empty directories left in the store (stock does the same):",
+        ", ".join(
+            "%s %d" % (f, sum(r[4] == "refused-dirs-left" for r in muts if r[1] == f))
+            for f in FORMATS
+        ),
+    )
+    c = Counter((r[1], r[4]) for r in muts if r[4].startswith("as-stock"))
+    for (f, o), n in sorted(c.items()):
+        print("  %s %s: %d (stock the same)" % (f, o, n))
+    for r in sorted(muts, key=lambda r: (r[1], r[6])):
+        if r[4].startswith("BAD"):
+            print(
+                "  BAD %s #%d %s %s: %s (stock: %s)"
+                % (r[1], r[6], r[2], r[3], r[4], r[5])
+            )
+    kills = [r for r in results if r[0] == "kill"]
+    if kills:
+        print(
+            "\nSIGKILL trials (kill at a random time, then hg recover, hg verify, stray files)"
+        )
+        print(
+            "%-13s %-6s %6s %6s %11s %9s %5s %10s  %s"
+            % (
+                "path",
+                "hg",
+                "trials",
+                "killed",
+                "rolled-back",
+                "complete",
+                "BAD",
+                "empty-dirs",
+                "apply time",
+            )
+        )
+        for stock in (False, True):
+            for p in KILL_PATHS:
+                rs = [r for r in kills if r[1] == p and r[4] == stock]
+                if not rs:
+                    continue
+                c = Counter(r[3] for r in rs)
+                nbad = sum(v for k, v in c.items() if k.startswith("BAD"))
+                if not stock:
+                    bad += nbad
+                print(
+                    "%-13s %-6s %6d %6d %11d %9d %5d %10d  %.2f s"
+                    % (
+                        p,
+                        "stock" if stock else "fastio",
+                        len(rs),
+                        sum(r[2] for r in rs),
+                        c["rolled-back"],
+                        c["complete"],
+                        nbad,
+                        sum(r[6] for r in rs if len(r) > 6),
+                        durations.get(p, 0),
+                    )
+                )
+        for r in sorted(kills, key=lambda r: (r[4], r[1], r[5])):
+            if r[3].startswith("BAD"):
+                print(
+                    "  BAD %s %s #%d: %s"
+                    % ("stock" if r[4] else "fastio", r[1], r[5], r[3])
+                )
+    print("\nstress: %s" % ("%d BAD" % bad if bad else "all passed"))
+    return bad
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+SIGINT and SIGTERM while a stream bundle or a changegroup is applied (closes
+made slow by an LD_PRELOAD shim, so that the signal comes mid-apply: it is
+sent once the first files are in the store) roll the application back: an
+"interrupted!" or "killed!" line, exit 255, the repository as before.
+
+  $ command -v gcc > /dev/null || exit 80
+  $ gcc -O2 -shared -fPIC -o "$TESTTMP/delay.so" "$ROOTDIR/bench/closedelay.c" -ldl
+  $ hg init src
+  $ "$PYTHON" "$TESTDIR/mkmany.py" src 1000
+  $ hg -R src commit -qAm one
+  $ "$PYTHON" "$TESTDIR/mkmany.py" src 1000 1
+  $ hg -R src commit -qAm two
+  $ hg -R src bundle -q -a -t "none-v2;stream=v2" v2.hg
+  $ hg -R src bundle -q -a -t none-v2 cg.hg
+  $ hg -R src bundle -q --base 0 -t none-v2 cg-base0.hg
+  $ hg clone -q -U -r 0 src base
+
+(files only: stock's changegroup rollback leaves the new directories, empty)
+
+  $ listing() { (cd "$1" && find . ! -type d | grep -v -e '^\./\.hg/cache' -e '^\./\.hg/journal\.desc$' | sort); }
+  $ interrupt() {
+  >   # interrupt SIGNAL BUNDLE TEMPLATE: apply to a copy of TEMPLATE, signal
+  >   # 0.5 s after the store is locked (SIGINT back to its default first:
+  >   # the shell has background jobs ignore it)
+  >   rm -rf dest; if [ $3 = empty ]; then hg init dest; else cp -a $3 dest; fi
+  >   listing dest > before
+  >   LD_PRELOAD="$TESTTMP/delay.so" FASTIO_CLOSE_DELAY_US=2000 \
+  >     "$PYTHON" "$TESTDIR/sigdefault.py" hg -R dest unbundle -q $2 --config fastio.background-close=never > out 2>&1 &
+  >   pid=$!
+  >   n=0; while [ ! -L dest/.hg/store/lock ] && [ $n -lt 1000 ]; do sleep 0.01; n=$((n+1)); done
+  >   sleep 0.5
+  >   kill -$1 $pid
+  >   wait $pid
+  >   echo "$1 $2: exit $?"
+  >   grep -v -e '^transaction abort!$' -e '^rollback completed$' out
+  >   listing dest > after
+  >   cmp -s before after && echo unchanged || diff before after | head -5
+  >   hg -R dest verify -q
+  > }
+
+  $ for sig in INT TERM; do
+  >   interrupt $sig v2.hg empty
+  >   interrupt $sig cg.hg empty
+  >   interrupt $sig cg-base0.hg base
+  > done
+  INT v2.hg: exit 255
+  interrupted!
+  unchanged
+  INT cg.hg: exit 255
+  interrupted!
+  unchanged
+  INT cg-base0.hg: exit 255
+  interrupted!
+  unchanged
+  TERM v2.hg: exit 255
+  killed!
+  unchanged
+  TERM cg.hg: exit 255
+  killed!
+  unchanged
+  TERM cg-base0.hg: exit 255
+  killed!
+  unchanged

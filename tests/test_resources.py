@@ -1,0 +1,135 @@
+"""Resource bounds of a stream apply: open descriptors within
+``fastio.max-pending-closes`` + 16 with background closing forced on (and
+closes made slow, so that they pile up), and memory flat in the number of
+files (2k against 8k files of the same total size)."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import bundlekit
+from conftest import EXTPATH, TESTDIR, ROOT
+
+HG = os.path.join(os.path.dirname(sys.executable), "hg")
+MAX_PENDING = 32
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    if shutil.which("gcc") is None:
+        pytest.skip("no gcc")
+    tmp = tmp_path_factory.mktemp("resources")
+    hgrc = tmp / "hgrc"
+    hgrc.write_text(
+        "[ui]\nusername = t\n[extensions]\nfastio = %s\nfdwatch = %s\n"
+        % (EXTPATH, os.path.join(TESTDIR, "fdwatch.py"))
+    )
+    so = tmp / "delay.so"
+    subprocess.run(
+        [
+            "gcc",
+            "-O2",
+            "-shared",
+            "-fPIC",
+            "-o",
+            str(so),
+            os.path.join(ROOT, "bench", "closedelay.c"),
+            "-ldl",
+        ],
+        check=True,
+    )
+    env = dict(os.environ, HGRCPATH=str(hgrc), HGPLAIN="1")
+    # a real v2 bundle (its bundle2 frame and requirements) ...
+    src = tmp / "src"
+    subprocess.run([HG, "init", str(src)], env=env, check=True)
+    (src / "a").write_text("a\n")
+    subprocess.run([HG, "-R", str(src), "commit", "-qAm", "a"], env=env, check=True)
+    real = tmp / "real.hg"
+    subprocess.run(
+        [
+            HG,
+            "-R",
+            str(src),
+            "bundle",
+            "-q",
+            "-a",
+            "-t",
+            "none-v2;stream=v2",
+            str(real),
+        ],
+        env=env,
+        check=True,
+    )
+    return tmp, env, so, real.read_bytes()
+
+
+def synthetic_bundle(real, path, nfiles, total):
+    """``nfiles`` store files of ``total`` bytes in all, in the frame of
+    a real bundle (stream files are not parsed while they are applied)."""
+    sb = bundlekit.StreamBundle.parse(real)
+    size = total // nfiles
+    sb.files = [
+        bundlekit.File(
+            b"s", b"data/d%02d/f%06d.i" % (i % 50, i), b"%08d" % i * (size // 8)
+        )
+        for i in range(nfiles)
+    ]
+    path.write_bytes(sb.build())
+
+
+def apply(tmp, env, bundle, extra=(), preload=None):
+    dest = tmp / "dest"
+    shutil.rmtree(dest, ignore_errors=True)
+    subprocess.run([HG, "init", str(dest)], env=env, check=True)
+    out = tmp / "watch.txt"
+    e = dict(env, FASTIO_FDWATCH=str(out))
+    if preload:
+        e.update(LD_PRELOAD=str(preload), FASTIO_CLOSE_DELAY_US="300")
+    proc = subprocess.run(
+        [HG, "-R", str(dest), "unbundle", "-q", str(bundle)] + list(extra),
+        env=e,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    assert proc.returncode == 0, proc.stdout
+    nfiles = sum(len(f) for __, __, f in os.walk(dest / ".hg" / "store" / "data"))
+    peak, rss = map(int, out.read_text().split())
+    return peak, rss, nfiles
+
+
+def test_descriptors_bounded(work):
+    tmp, env, so, real = work
+    bundle = tmp / "fds.hg"
+    synthetic_bundle(real, bundle, 3000, 3000 * 64)
+    opts = [
+        "--config",
+        "fastio.background-close=always",
+        "--config",
+        "fastio.max-pending-closes=%d" % MAX_PENDING,
+        "--config",
+        "fastio.close-threads=4",
+    ]
+    peak, rss, nfiles = apply(tmp, env, bundle, opts, preload=so)
+    assert nfiles == 3000
+    # closes did pile up (the watcher saw more than a handful of files open)
+    assert peak > 16, peak
+    assert peak <= MAX_PENDING + 16, peak
+
+
+def test_memory_flat(work):
+    tmp, env, so, real = work
+    total = 8 * 1024 * 1024
+    results = {}
+    for n in (2000, 8000):
+        bundle = tmp / ("mem%d.hg" % n)
+        synthetic_bundle(real, bundle, n, total)
+        peak, rss, nfiles = apply(tmp, env, bundle)
+        assert nfiles == n
+        results[n] = rss
+    growth_kib = results[8000] - results[2000]
+    # 6000 more files: names in the fncache and the journal are kept in
+    # memory by Mercurial itself (~100 bytes each); allow 1 KiB a file
+    assert growth_kib < 6000, results
