@@ -61,3 +61,24 @@ sent once the first files are in the store) roll the application back: an
   TERM cg-base0.hg: exit 255
   killed!
   unchanged
+
+SIGKILL right after a new revlog file is created, before the revlog journals
+it (stock's order): fastio journals it first, so hg recover leaves no stray
+file (stock leaves it behind, empty)
+
+  $ killed() {
+  >   rm -rf dest; cp -a $2 dest 2>/dev/null || hg init dest
+  >   listing dest > before
+  >   FASTIO_KILL_AFTER_CREATE=$3 hg -R dest unbundle -q $1 --config extensions.killer="$TESTDIR/killaftercreate.py" "$@" > /dev/null 2>&1
+  >   echo "exit $?"
+  >   hg -R dest recover -q 2>&1 | grep -v -e '^rolling back interrupted transaction$' -e '^(verify step skipped'
+  >   listing dest > after
+  >   cmp -s before after && echo unchanged || diff before after | head -5
+  >   hg -R dest verify -q
+  > }
+  $ killed cg.hg empty 00manifest.i
+  exit 137
+  unchanged
+  $ killed cg.hg empty data/d01/f00031.i
+  exit 137
+  unchanged

@@ -39,6 +39,8 @@ def _extsetup(ui):
     wrap = extensions.wrapfunction
     wrap(changegroupmod.cg1unpacker, "apply", apply)
     wrap(vfsmod.vfs, "__call__", _open)
+    for cls in compat.encoding_store_vfs_classes():
+        wrap(cls, "__call__", _open_by_name)
     wrap(vfsmod.abstractvfs, "exists", _exists)
     for name in ("rename", "unlink", "tryunlink", "unlinkpath"):
         wrap(vfsmod.abstractvfs, name, _waiting_first)
@@ -57,7 +59,9 @@ def apply(orig, self, repo, tr, *args, **kwargs):
     )
     closer = settings.make_closer(repo.ui, stats.closer, tuning)
     encode, rawvfs = compat.encoder(repo.svfs)
-    opener = revlogwriter.RevlogOpener(rawvfs, closer, stats.writer, encode)
+    opener = revlogwriter.RevlogOpener(
+        rawvfs, closer, stats.writer, encode, transaction=tr
+    )
     opener.store_vfs = repo.svfs
     stream = self._stream
     # a bundle2 part ends where the changegroup ends: it can be read ahead
@@ -89,7 +93,26 @@ def _open(orig, self, path, mode=b"rb", *args, **kwargs):
     opener = _active
     if opener is None or opener.vfs is not self or args:
         return orig(self, path, mode, *args, **kwargs)
-    return opener.open(orig, path, mode, kwargs)
+    if opener.store_vfs is self:
+        # a store without encoding: the path is the store name
+        opener.store_name = path
+    try:
+        return opener.open(orig, path, mode, kwargs)
+    finally:
+        opener.store_name = None
+
+
+def _open_by_name(orig, self, path, *args, **kwargs):
+    # the store vfs encodes the name, then calls the raw vfs (_open): tell
+    # the opener which store name the encoded path it gets stands for
+    opener = _active
+    if opener is None or opener.store_vfs is not self:
+        return orig(self, path, *args, **kwargs)
+    opener.store_name = path
+    try:
+        return orig(self, path, *args, **kwargs)
+    finally:
+        opener.store_name = None
 
 
 def _exists(orig, self, path=None):

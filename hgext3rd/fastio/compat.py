@@ -27,6 +27,18 @@ def file_registrar(vfs):
     return vfs.register_file
 
 
+def encoding_store_vfs_classes():
+    """The store vfs classes that encode a store name and then call their
+    raw vfs: the fncache store's, and ``filtervfs`` (the other stores)."""
+    from mercurial import vfs as vfsmod
+
+    classes = [vfsmod.filtervfs]
+    fncachevfs = getattr(store, "_fncachevfs", None)
+    if fncachevfs is not None:
+        classes.append(fncachevfs)
+    return [cls for cls in classes if "__call__" in vars(cls)]
+
+
 def fileindex(repo):
     """The store's file index (newer store format), or None."""
     return getattr(repo.store, "fileindex", None)

@@ -104,15 +104,25 @@ class _HandOffProxy(vfsmod.closewrapbase):
         self._sink(fh, self._key)
 
 
+# files a revlog journals when it creates them (not the changelog's pending
+# ``.a`` file, which is a temporary file of the transaction)
+_REVLOG_SUFFIXES = (b".i", b".d")
+
+
 class RevlogOpener:
     """Serve the opens of one raw store vfs while it is active."""
 
     # os.open and io.FileIO are what util.posixfile is on POSIX only
     fast_open = not pycompat.iswindows
 
-    def __init__(self, vfs, closer, stats=None, encode=None):
+    def __init__(self, vfs, closer, stats=None, encode=None, transaction=None):
         self.vfs = vfs
         self._encode = encode
+        # journals a new revlog file before it exists (see _journal_first)
+        self._transaction = transaction
+        # the store name of the file the store vfs is opening now (set by
+        # the wrapper of its __call__; the raw vfs sees only encoded paths)
+        self.store_name = None
         self._closer = closer
         self._stats = stats
         # keys handed to background threads since the last wait for them
@@ -156,9 +166,17 @@ class RevlogOpener:
             except FileNotFoundError:
                 self._absent.add(path)
                 raise
+        if mode[:1] == b"w":
+            self._journal_first(path)
         # stock may create files in ways this does not follow
         self._forget_absence()
-        fh = orig(vfs, path, mode, **kwargs)
+        try:
+            fh = orig(vfs, path, mode, **kwargs)
+        except FileNotFoundError:
+            if mode[:1] == b"r":
+                # r+ creates nothing: the file is missing
+                self._absent.add(path)
+            raise
         self._count_file(path)
         if (
             not kwargs.get("checkambig")
@@ -167,6 +185,19 @@ class RevlogOpener:
         ):
             return _HandOffProxy(fh, self._hand_off, path)
         return fh
+
+    def _journal_first(self, path):
+        """Journal a revlog file the revlog is about to create, before it
+        exists.  Stock creates it, then journals it: a kill in between
+        leaves a file ``hg recover`` does not know of.  Only a file known
+        to be absent (its read just failed, or its directory is ours) is
+        journaled at offset 0, as the revlog will journal it anyway."""
+        name = self.store_name
+        tr = self._transaction
+        if name is None or tr is None or not name.endswith(_REVLOG_SUFFIXES):
+            return
+        if path in self._absent or self._in_new_dir(path):
+            tr.add(name, 0)
 
     def _in_new_dir(self, path):
         created = self._new_dirs.get(posixpath.dirname(path))
@@ -188,6 +219,7 @@ class RevlogOpener:
         vfs._auditpath(path, mode)
         f = vfs.join(path)
         if kind == _CREATE:
+            self._journal_first(path)
             self._absent.discard(path)
             if self._missing_tops:
                 self._missing_tops.pop(path.partition(b"/")[0], None)
@@ -213,7 +245,11 @@ class RevlogOpener:
             start = 0
         else:
             # a missing file raises FileNotFoundError, as stock does
-            fd = os.open(f, _O_EXISTING)
+            try:
+                fd = os.open(f, _O_EXISTING)
+            except FileNotFoundError:
+                self._absent.add(path)
+                raise
             # a hardlinked file must be copied before it is written, and
             # stock decides once per vfs whether link counts can be trusted
             st = os.fstat(fd)
