@@ -24,7 +24,7 @@ rollback removes with the directories made for them.
   $ kit files v1.hg | tail -1
   s 00changelog.i
   $ kit files v3.hg | tail -1
-  c rbc-revs-v2
+  c rbc-revs-v* (glob)
 
   $ listing() {
   >   find . | grep -v -e '^\./dest/\.hg/cache' -e '^\./dest/\.hg/journal\.desc$' | sort
