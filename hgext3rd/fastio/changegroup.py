@@ -93,9 +93,11 @@ def _open(orig, self, path, mode=b"rb", *args, **kwargs):
     opener = _active
     if opener is None or opener.vfs is not self or args:
         return orig(self, path, mode, *args, **kwargs)
-    if opener.store_vfs is self:
-        # a store without encoding: the path is the store name
-        opener.store_name = path
+    if opener.store_vfs is not self:
+        # the store vfs encoded the name and told it (_open_by_name)
+        return opener.open(orig, path, mode, kwargs)
+    # a store without encoding: the path is the store name
+    opener.store_name = path
     try:
         return opener.open(orig, path, mode, kwargs)
     finally:
