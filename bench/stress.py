@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -273,11 +274,7 @@ def mutate_stream(rng, fmt, data):
         if fmt == "v3" and rng.random() < 0.5:
             g = rng.randrange(len(sb.groups))
             sb.groups[g] = odd_length(rng, sb.groups[g])
-            groups = sb.groups
-            try:
-                return kind, sb.build()
-            finally:
-                sb.groups = groups
+            return kind, sb.build()
         if fmt == "v3":
             payload = sb.payload()
             __, pos = bundlekit.read_uvarint(payload, 0)
@@ -398,6 +395,17 @@ def classify(work, fmt, bundle, template, trial_dir, stock=False):
 
 
 def mutation_trial(job):
+    try:
+        return _mutation_trial(job)
+    except Exception:
+        # a harness error is a result too: an exception (StopIteration above
+        # all) must not end the pool's iteration and lose trials unnoticed
+        __, __, fmt, i = job
+        traceback.print_exc()
+        return ("mutation", fmt, "harness", "-", "BAD-harness", None, i)
+
+
+def _mutation_trial(job):
     work, seed, fmt, i = job
     rng = random.Random("%s-%s-%d" % (seed, fmt, i))
     existing = fmt.startswith("cg") and i % 2 == 1
@@ -643,6 +651,12 @@ def main():
         for j in kills:
             results.append(kill_trial(j))
     bad = report(results, durations)
+    if len(results) != len(jobs) + len(kills):
+        print(
+            "stress: BAD: %d results for %d trials"
+            % (len(results), len(jobs) + len(kills))
+        )
+        bad += 1
     print("stress: %d s, work directory %s" % (time.time() - t0, work))
     if not bad and not args.keep and not args.workdir:
         shutil.rmtree(work, ignore_errors=True)

@@ -236,11 +236,12 @@ class StreamBundle:
         if self.version == 2:
             return b"".join(build_v2_file(f) for f in self.files)
         out = [uvarint(len(self.groups))]
-        it = iter(self.files)
+        files = list(self.files)
         for n in self.groups:
             out.append(uvarint(n))
-            for __ in range(n):
-                out.append(build_v2_file(next(it)))
+            # a group count may lie (mutations): it then takes what is left
+            out.extend(build_v2_file(f) for f in files[:n])
+            del files[:n]
         return b"".join(out)
 
     def build(self, payload=None, filecount=None, bytecount=None):
