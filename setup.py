@@ -25,13 +25,19 @@ setup(
     license="GPL-2.0-or-later",
     packages=["hgext3rd", "hgext3rd.fastio"],
     python_requires=">=3.8",
-    # optional: without a compiler the closer uses os.close
+    # optional: without a compiler the closer uses os.close and the
+    # name pre-scan walks in Python
     ext_modules=[
         Extension(
             "hgext3rd.fastio._fdclose",
             ["hgext3rd/fastio/_fdclose.c"],
             optional=True,
-        )
+        ),
+        Extension(
+            "hgext3rd.fastio._streamscan",
+            ["hgext3rd/fastio/_streamscan.c"],
+            optional=True,
+        ),
     ],
     classifiers=[
         "Programming Language :: Python :: 3",

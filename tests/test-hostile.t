@@ -1,10 +1,11 @@
 Stream bundles (v1, v2, v3) whose file names are not plain store paths are
 refused: one abort line, exit 255, and the destination repository and its
 parent directory exactly as before (caches aside, and .hg/journal.desc,
-which every aborted transaction leaves, stock's included).  A name at the
-start is refused before anything is written; one at the end of a stream
-larger than the read buffer comes after files were written, which the
-rollback removes with the directories made for them.
+which every aborted transaction leaves, stock's included).  From a bundle
+file, every name is checked before anything is written (prescan.py walks
+the whole stream first); from a pipe there is no going back, and a name at
+the end of a stream larger than the read buffer comes after files were
+written, which the rollback removes with the directories made for them.
 
   $ . "$TESTDIR/common.sh"
   $ mkrepo src
@@ -35,8 +36,9 @@ rollback removes with the directories made for them.
   >   rm -rf par; mkdir par; hg init par/dest
   >   (cd par && listing > ../before)
   >   if [ $1 = v1 ]; then cmd=debugapplystreamclonebundle; else cmd="unbundle -q"; fi
-  >   hg -R par/dest $cmd --config experimental.stream-v3=yes \
-  >     --config fastio.buffer-size=64k hostile.hg > out 2>&1
+  >   if [ -n "$PIPE" ]; then input=/dev/stdin; else input=hostile.hg; fi
+  >   cat hostile.hg | hg -R par/dest $cmd --config experimental.stream-v3=yes \
+  >     --config fastio.buffer-size=64k $input > out 2>&1
   >   rc=$?
   >   (cd par && listing > ../after)
   >   printf '%s %s exit %s: %s x %s\n' $1 $2 $rc `grep -c '^abort:' out` "`grep '^abort:' out`"
@@ -82,8 +84,32 @@ NUL and newline cannot be told from a malformed header line)
   v3 0 exit 255: 1 x abort: refusing to write 'data/./x.i' from stream: not a relative store path
   v3 0 exit 255: 1 x abort: refusing to write '' from stream: empty name
 
-A few last, after more than the read buffer of files: written, rolled back
+A few last, after more than the read buffer of files: from the bundle file,
+refused before anything is written (no transaction to roll back)
 
+  $ for v in v1 v2 v3; do
+  >   for name in 'data/../evil.i' 'data/.hg/hgrc.i' 'data/a\0b.i'; do
+  >     try $v -1 "$name"
+  >   done
+  > done
+  v1 -1 exit 255: 1 x abort: refusing to write 'data/../evil.i' from stream: not a relative store path
+  v1 -1 exit 255: 1 x abort: refusing to write 'data/.hg/hgrc.i' from stream: not a relative store path
+  v1 -1 exit 255: 1 x abort: unexpected response from remote server:
+  v2 -1 exit 255: 1 x abort: refusing to write 'data/../evil.i' from stream: not a relative store path
+  v2 -1 exit 255: 1 x abort: refusing to write 'data/.hg/hgrc.i' from stream: not a relative store path
+  v2 -1 exit 255: 1 x abort: refusing to write 'data/a\0b.i' from stream: not a relative store path
+  v3 -1 exit 255: 1 x abort: refusing to write 'data/../evil.i' from stream: not a relative store path
+  v3 -1 exit 255: 1 x abort: refusing to write 'data/.hg/hgrc.i' from stream: not a relative store path
+  v3 -1 exit 255: 1 x abort: refusing to write 'data/a\0b.i' from stream: not a relative store path
+
+v1 names are partly encoded (".hg.hg/" stands for ".hg/"): checked decoded
+
+  $ try v1 -1 'data/.hg.hg/x.i'
+  v1 -1 exit 255: 1 x abort: refusing to write 'data/.hg/x.i' from stream: not a relative store path
+
+The same from a pipe: written, then rolled back
+
+  $ export PIPE=1
   $ for v in v1 v2 v3; do
   >   for name in 'data/../evil.i' 'data/.hg/hgrc.i' 'data/a\0b.i'; do
   >     try $v -1 "$name"
@@ -107,6 +133,7 @@ A few last, after more than the read buffer of files: written, rolled back
     (written, then rolled back)
   v3 -1 exit 255: 1 x abort: refusing to write 'data/a\0b.i' from stream: not a relative store path
     (written, then rolled back)
+  $ unset PIPE
   $ ls /tmp/fastio-abs-evil.i
   ls: cannot access '/tmp/fastio-abs-evil.i': No such file or directory
   [2]

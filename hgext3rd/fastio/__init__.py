@@ -21,6 +21,12 @@ file once, in directories it remembers, and journals every file in the
 transaction before creating it: an aborted or interrupted clone leaves no
 stray file, and ``hg recover`` cleans up after a crash.
 
+A name that is not a plain store path (``..``, ``.hg``, absolute, NUL or
+newline) is refused.  When the stream is read from a bundle file, every
+name of the whole stream is checked before anything is written (contents
+are skipped over); a stream from a peer is checked file by file, and what
+came before a refused name is rolled back.
+
 Changegroup application (``hg pull``, ``hg clone`` without ``--stream``
 from any peer, ``hg unbundle`` of v1 and v2 bundles, narrow clones and
 ``hg tracked --addinclude``) opens revlog files with fewer system calls

@@ -25,6 +25,18 @@ def truncated(got, expected):
     )
 
 
+def v1_header(line):
+    """``(name, size)`` of a v1 stream's file header line ``name\\0size\\n``."""
+    try:
+        name, size = line.split(b"\0", 1)
+        size = int(size)
+    except (ValueError, TypeError):
+        size = -1
+    if size < 0:
+        raise error.ResponseError(_(b"unexpected response from remote server:"), line)
+    return name, size
+
+
 def _uvarint_at(buf, pos, end):
     """``(value, next_pos)`` of the varint at ``pos``, None if incomplete."""
     value = shift = 0

@@ -5,6 +5,7 @@ versions or attributes itself.
 """
 
 import inspect
+import io
 
 from mercurial import store, util
 
@@ -159,6 +160,21 @@ def parallel_stream_processing(ui):
     if not _config_registered(ui, section, name):
         return False
     return ui.configbool(section, name)
+
+
+def unread_part_file(part):
+    """The file a bundle2 part is read from, when its payload is read
+    straight from it (an uncompressed bundle) and not started yet; else
+    None.  Same attributes on 6.7 to 7.2 (``bundle2.unbundlepart``)."""
+    from mercurial import bundle2
+
+    if type(part) is not bundle2.unbundlepart or getattr(part, "_pos", None) != 0:
+        return None
+    fh = getattr(part, "_fp", None)
+    # a file, not a decompressing or network reader
+    if not isinstance(fh, io.BufferedIOBase) and not isinstance(fh, io.RawIOBase):
+        return None
+    return fh
 
 
 # -- the internals the extension wraps or calls ------------------------------

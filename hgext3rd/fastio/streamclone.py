@@ -20,7 +20,7 @@ from mercurial import (
     util,
 )
 
-from . import buffers, compat, config, report, storewriter
+from . import buffers, compat, config, prescan, report, storewriter
 
 eh = exthelper.exthelper()
 
@@ -186,6 +186,7 @@ def consume_v2(orig, repo, fp, filecount, filesize):
     settings = config.settings(repo.ui)
     if not settings.stream_writer:
         return orig(repo, fp, filecount, filesize)
+    prescan.check_v2(fp, filecount)
     with repo.lock():
         app = _Application.for_files(repo, filecount, filesize)
         prefetch, buf = _open_source(repo, fp, settings)
@@ -213,6 +214,7 @@ def consume_v3(orig, repo, fp):
     settings = config.settings(repo.ui)
     if not settings.stream_writer:
         return orig(repo, fp)
+    prescan.check_v3(fp)
     with repo.lock():
         prefetch, buf = _open_source(repo, fp, settings)
         try:
@@ -292,6 +294,7 @@ def consume_v1(orig, repo, fp, filecount, bytecount):
     settings = config.settings(repo.ui)
     if not settings.stream_writer:
         return orig(repo, fp, filecount, bytecount)
+    prescan.check_v1(fp, filecount)
     with repo.lock():
         app = _Application.for_files(repo, filecount, bytecount)
         app.expected_files = filecount
@@ -300,18 +303,7 @@ def consume_v1(orig, repo, fp, filecount, bytecount):
         debug = repo.ui.debugflag
         with app.transaction() as writer:
             for __ in range(filecount):
-                line = readline()
-                try:
-                    name, size = line.split(b"\0", 1)
-                    size = int(size)
-                except (ValueError, TypeError):
-                    raise error.ResponseError(
-                        _(b"unexpected response from remote server:"), line
-                    )
-                if size < 0:
-                    raise error.ResponseError(
-                        _(b"unexpected response from remote server:"), line
-                    )
+                name, size = buffers.v1_header(readline())
                 if debug:
                     repo.ui.debug(b"adding %s (%s)\n" % (name, util.bytecount(size)))
                 # for backwards compat, name was partially encoded
