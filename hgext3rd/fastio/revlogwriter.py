@@ -36,6 +36,7 @@ import posixpath
 from mercurial import pycompat, util, vfs as vfsmod
 
 from . import closer as closermod
+from . import storewriter
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_EXISTING = os.O_RDWR | _O_CLOEXEC
@@ -137,6 +138,9 @@ class RevlogOpener:
         # top-level directories known to be missing (revlogs probe data-s/
         # for an interrupted split of every file they open)
         self._missing_tops = {}
+        # every directory this opener made (absolute): removed, with what
+        # is in them, if the transaction aborts
+        self._made_dirs = []
 
     # -- opening ------------------------------------------------------------
 
@@ -230,6 +234,7 @@ class RevlogOpener:
                 return None
             except FileNotFoundError:
                 dirname = os.path.dirname(f)
+                self._note_new_dirs(dirname)
                 util.makedirs(dirname, vfs.createmode, kwargs.get("notindexed"))
                 fd = os.open(f, _O_NEW, 0o666)
                 self._new_dirs[posixpath.dirname(path)] = {path}
@@ -270,6 +275,34 @@ class RevlogOpener:
         fh._fastio_start = start
         self._count_file(path)
         return fh
+
+    def _note_new_dirs(self, dirname):
+        """Record the levels of ``dirname`` that do not exist yet (about to
+        be made): the playback of an aborted transaction removes the files
+        it journaled, not the directories made for them."""
+        missing = []
+        while dirname and not os.path.lexists(dirname):
+            missing.append(dirname)
+            parent = os.path.dirname(dirname)
+            if parent == dirname:
+                break
+            dirname = parent
+        if not missing or self._transaction is None:
+            return
+        if not self._made_dirs:
+            # one category per opener: a pull may apply several changegroups
+            # (one opener each) in one transaction
+            category = b"fastio-revlog-dirs-%d" % id(self)
+            self._transaction.addabort(category, self._remove_made_dirs)
+        self._made_dirs.extend(missing)
+
+    def _remove_made_dirs(self, tr=None):
+        # abort callbacks run before the playback; the closes are done by
+        # then (an apply finishes its closer before its exception leaves),
+        # but wait for any still pending: an open file cannot be removed on
+        # Windows
+        self.wait_pending()
+        storewriter.remove_new_trees(self._made_dirs)
 
     def _count_file(self, path):
         if self._stats is not None and path not in self._written:

@@ -270,18 +270,29 @@ class StoreWriter:
         Every close is done by then: the writer's closer is finished when
         the stream is, before any abort.
         """
-        for path in sorted(self._new_dirs, key=len, reverse=True):
+        remove_new_trees(self._new_dirs)
+
+
+def remove_new_trees(dirs):
+    """Empty and remove the directories ``dirs`` (absolute paths), made
+    under a transaction that is aborting: nothing in them predates it."""
+    dirs = sorted(dirs, key=len, reverse=True)
+    for path in dirs:
+        try:
+            with os.scandir(path) as it:
+                names = [e.path for e in it if not e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        for name in names:
             try:
-                with os.scandir(path) as it:
-                    names = [e.path for e in it if not e.is_dir(follow_symlinks=False)]
+                os.unlink(name)
             except OSError:
-                continue
-            for name in names:
-                try:
-                    os.unlink(name)
-                except OSError:
-                    pass
-        self.remove_new_dirs()
+                pass
+    for path in dirs:
+        try:
+            os.rmdir(path)
+        except OSError:
+            pass
 
 
 def _write_all(fd, data):
