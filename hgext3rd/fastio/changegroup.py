@@ -9,19 +9,36 @@ server.  While one is applied, the store's raw vfs opens revlogs through a
 ``compressors``).  Every deferred close is done, or has failed and aborted,
 before ``apply`` returns: the transaction never closes or rolls back with a
 handle still open.
+
+A corrupt changegroup is refused with an ``abort:`` where stock shows a
+traceback: a file name with a NUL, newline or carriage return (which would
+also corrupt the journal, and so the rollback), and a delta that does not
+apply.
 """
 
 import threading
 
+from mercurial.i18n import _
 from mercurial import (
     bundle2,
     changegroup as changegroupmod,
+    error,
     extensions,
     exthelper,
+    policy,
     vfs as vfsmod,
 )
+from mercurial.utils import stringutil
 
-from . import buffers, compat, compressors, config, report, revlogwriter
+from . import (
+    buffers,
+    compat,
+    compressors,
+    config,
+    report,
+    revlogwriter,
+    storewriter,
+)
 
 eh = exthelper.exthelper()
 
@@ -38,6 +55,7 @@ def _extsetup(ui):
     compressors.setup()
     wrap = extensions.wrapfunction
     wrap(changegroupmod.cg1unpacker, "apply", apply)
+    wrap(changegroupmod.cg1unpacker, "filelogheader", _checked_filelogheader)
     wrap(vfsmod.vfs, "__call__", _open)
     for cls in compat.encoding_store_vfs_classes():
         wrap(cls, "__call__", _open_by_name)
@@ -46,7 +64,35 @@ def _extsetup(ui):
         wrap(vfsmod.abstractvfs, name, _waiting_first)
 
 
+# names Mercurial cannot store (its manifest refuses to commit them; its
+# fncache and journal are lists of lines)
+_UNSTORABLE = frozenset(b"\0\n\r")
+
+_mpatch_error = policy.importmod("mpatch").mpatchError
+
+
+def _checked_filelogheader(orig, self):
+    header = orig(self)
+    name = header.get(b"filename")
+    if name and _UNSTORABLE.intersection(name):
+        raise error.Abort(
+            _(b"corrupt changegroup: invalid file name %s")
+            % storewriter.stringify(name)
+        )
+    return header
+
+
 def apply(orig, self, repo, tr, *args, **kwargs):
+    try:
+        return _apply(orig, self, repo, tr, *args, **kwargs)
+    except _mpatch_error as exc:
+        raise error.Abort(
+            _(b"corrupt changegroup: a delta does not apply (%s)")
+            % stringutil.forcebytestr(exc)
+        )
+
+
+def _apply(orig, self, repo, tr, *args, **kwargs):
     global _active
     if _active is not None or threading.current_thread() is not (
         threading.main_thread()
