@@ -80,17 +80,15 @@ class _PartSource:
         return True
 
     def read(self, n):
-        chunks = []
-        while n:
-            if not self._left and not self._next_frame():
-                break
-            data = self._fh.read(min(n, self._left))
-            if not data:
-                raise _Stop()
-            chunks.append(data)
-            self._left -= len(data)
-            n -= len(data)
-        return b"".join(chunks)
+        """Up to ``n`` bytes, from one frame only (no joining: the walk
+        keeps only the partial record at the end of each block)."""
+        if not self._left and not self._next_frame():
+            return b""
+        data = self._fh.read(min(n, self._left))
+        if not data:
+            raise _Stop()
+        self._left -= len(data)
+        return data
 
     def skip(self, n):
         while n:
@@ -195,7 +193,7 @@ class _Walk:
             more = source.read(_BLOCK)
             if not more:
                 raise _Stop()
-            buf, pos = buf[pos:] + more, 0
+            buf, pos = (buf[pos:] + more if pos < len(buf) else more), 0
 
 
 def _walk(fh, source, walk):
