@@ -101,3 +101,14 @@ def test_delta_that_does_not_apply(work):
     payload[delta : delta + 12] = struct.pack(">lll", 0, 0, 1 << 20)
     line = unbundle(work, cg.build(bytes(payload)))
     assert line.startswith(b"abort: corrupt changegroup: a delta does not apply"), line
+
+
+def test_chunk_shorter_than_its_delta_header(work):
+    cg = bundlekit.Changegroup.parse(work[2])
+    pos, length = cg.name_chunks()[0]
+    # the first delta chunk of the first file: 10 bytes long, less than
+    # the 80-byte header (stock reads a negative length)
+    delta = pos + length
+    payload = cg.payload[:delta] + struct.pack(">i", 14) + cg.payload[delta + 4 :]
+    line = unbundle(work, cg.build(payload))
+    assert line.startswith(b"abort: corrupt changegroup: invalid delta chunk"), line

@@ -12,8 +12,8 @@ handle still open.
 
 A corrupt changegroup is refused with an ``abort:`` where stock shows a
 traceback: a file name with a NUL, newline or carriage return (which would
-also corrupt the journal, and so the rollback), and a delta that does not
-apply.
+also corrupt the journal, and so the rollback), a delta chunk shorter than
+its header, and a delta that does not apply.
 """
 
 import threading
@@ -56,6 +56,9 @@ def _extsetup(ui):
     wrap = extensions.wrapfunction
     wrap(changegroupmod.cg1unpacker, "apply", apply)
     wrap(changegroupmod.cg1unpacker, "filelogheader", _checked_filelogheader)
+    for cls in vars(changegroupmod).values():
+        if isinstance(cls, type) and "deltachunk" in vars(cls):
+            wrap(cls, "deltachunk", _checked_deltachunk)
     wrap(vfsmod.vfs, "__call__", _open)
     for cls in compat.encoding_store_vfs_classes():
         wrap(cls, "__call__", _open_by_name)
@@ -80,6 +83,18 @@ def _checked_filelogheader(orig, self):
             % storewriter.stringify(name)
         )
     return header
+
+
+def _checked_deltachunk(orig, self, *args, **kwargs):
+    try:
+        return orig(self, *args, **kwargs)
+    except ValueError as exc:
+        # a chunk shorter than its delta header: stock reads a negative
+        # length and shows the traceback
+        raise error.Abort(
+            _(b"corrupt changegroup: invalid delta chunk (%s)")
+            % stringutil.forcebytestr(exc)
+        )
 
 
 def apply(orig, self, repo, tr, *args, **kwargs):
