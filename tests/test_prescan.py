@@ -118,10 +118,23 @@ def test_v1_malformed_line_refused(walker):
 
 @pytest.mark.parametrize("version", [1, 2, 3])
 def test_truncated_stream_left_to_the_apply(walker, version):
-    # the walk stops quietly: the apply reports it, in its own words
-    fs = files(NAMES[:100])
-    walk = scan(version, fs, walk_files=200 if version != 3 else None)
-    assert version == 3 or not walk.done()
+    # the walk stops quietly, before the end: the apply reports it, in its
+    # own words; the file is put back
+    fs = files(NAMES[:100], big={NAMES[50]})
+    if version == 1:
+        data = v1_payload(fs)
+        fh = io.BytesIO(data[: len(data) // 2])
+        source, walk = prescan._FileSource(fh), prescan._Walk(1, files=100)
+    else:
+        payload = v2_payload(fs) if version == 2 else v3_payload(fs)
+        fh = framed(payload[: len(payload) // 2])
+        fh.seek(6)
+        source = prescan._PartSource(fh)
+        walk = prescan._Walk(version, files=100, groups=None if version == 3 else 0)
+    start = fh.tell()
+    prescan._walk(fh, source, walk)
+    assert fh.tell() == start
+    assert not walk.done()
 
 
 def test_c_and_python_agree_on_mutated_streams(monkeypatch):

@@ -16,6 +16,7 @@ also corrupt the journal, and so the rollback), a delta chunk shorter than
 its header, and a delta that does not apply.
 """
 
+import re
 import threading
 
 from mercurial.i18n import _
@@ -69,7 +70,7 @@ def _extsetup(ui):
 
 # names Mercurial cannot store (its manifest refuses to commit them; its
 # fncache and journal are lists of lines)
-_UNSTORABLE = frozenset(b"\0\n\r")
+_unstorable = re.compile(rb"[\0\n\r]").search
 
 _mpatch_error = policy.importmod("mpatch").mpatchError
 
@@ -77,7 +78,7 @@ _mpatch_error = policy.importmod("mpatch").mpatchError
 def _checked_filelogheader(orig, self):
     header = orig(self)
     name = header.get(b"filename")
-    if name and _UNSTORABLE.intersection(name):
+    if name and _unstorable(name) is not None:
         raise error.Abort(
             _(b"corrupt changegroup: invalid file name %s")
             % storewriter.stringify(name)

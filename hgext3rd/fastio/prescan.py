@@ -30,7 +30,8 @@ except ImportError:  # built optionally (setup.py)
     _streamscan = None
 
 _V1, _V2, _V3 = 1, 2, 3
-_DONE, _NEED_MORE, _ASK_PYTHON = 0, 1, 2
+# skip_plain() statuses (1, "need more", is what run() does by default)
+_DONE, _ASK_PYTHON = 0, 2
 
 _BLOCK = 1 << 20
 # longer than any name a filesystem takes (see streamclone._MAX_NAME)
