@@ -8,9 +8,9 @@ repository's filesystem whose files are removed afterwards
   settings:
     background-close: auto (default)
     buffer-size: 1MB (default)
-    close-sample: 16 (default)
+    close-sample: 8 (default)
     close-threads: 3
-    max-close-threads: 64 (default)
+    max-close-threads: 128 (default)
     max-pending-closes: 256 (default)
     probe-max-age: 7d (default)
     report: no (default)

@@ -24,9 +24,9 @@ its default, and "hg config" knows them
   > PY
   background-close auto documented
   buffer-size 1MB documented
-  close-sample 16 documented
+  close-sample 8 documented
   close-threads 0 documented
-  max-close-threads 64 documented
+  max-close-threads 128 documented
   max-pending-closes 256 documented
   probe-max-age 7d documented
   report no documented
@@ -43,9 +43,9 @@ its default, and "hg config" knows them
   $ hg config --exp-all-known fastio
   fastio.background-close=auto
   fastio.buffer-size=1MB
-  fastio.close-sample=16
+  fastio.close-sample=8
   fastio.close-threads=0
-  fastio.max-close-threads=64
+  fastio.max-close-threads=128
   fastio.max-pending-closes=256
   fastio.probe-max-age=7d
   fastio.report=False

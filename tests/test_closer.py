@@ -103,6 +103,41 @@ def test_slow_closes_go_to_background():
     assert any(f.thread is not threading.current_thread() for f in files)
 
 
+def test_background_decided_once_most_of_the_window_was_slow():
+    # 16-close window: the median is sure to be slow after 9 slow closes,
+    # so the 10th close goes to the background, not the 17th
+    c = closer.FileCloser(threshold_ns=100_000, window=16)
+    files = [FakeFile(b"f%d" % i, delay=0.002) for i in range(30)]
+    with c:
+        for f in files:
+            c.close(f, f.name)
+    inline = [f for f in files if f.thread is threading.current_thread()]
+    assert len(inline) == 9
+    assert c.background and c.stats.windows == 1
+
+
+def test_mixed_window_waits_for_all_samples():
+    # 8 fast then slow closes: no early decision while the median is open
+    c = closer.FileCloser(threshold_ns=100_000, window=16)
+    files = [FakeFile(b"f%d" % i, delay=0.002 if i >= 8 else 0) for i in range(40)]
+    with c:
+        for f in files[:16]:
+            c.close(f, f.name)
+        assert c.background and c.stats.windows == 1
+        for f in files[16:]:
+            c.close(f, f.name)
+    assert all(f.thread is threading.current_thread() for f in files[:16])
+
+
+def test_fixed_threads_above_the_bound(tmp_path):
+    # fastio.close-threads=8 with fastio.max-close-threads=2: 8 it is
+    c = closer.FileCloser(mode=closer.MODE_ALWAYS, threads=8, max_threads=2)
+    with c:
+        for i in range(40):
+            c.close(os.open(str(tmp_path / ("f%d" % i)), os.O_WRONLY | os.O_CREAT))
+    assert c.stats.threads == 8
+
+
 def test_pending_closes_are_bounded():
     c = closer.FileCloser(
         mode=closer.MODE_ALWAYS, threads=1, max_pending=8, max_threads=1

@@ -88,6 +88,12 @@ done:
  * each close's errno in its slot.  The main thread frees the slots (and
  * keeps the first failure with its name) when it next submits or drains.
  *
+ * Wake-ups cost a system call each, so the main thread makes as few as it
+ * can: it signals an idle thread only when no wake-up is already on its way
+ * (the woken thread wakes the next one if more descriptors wait), and when
+ * the ring is full it sleeps until an eighth of it is free, not until the
+ * next close ends.
+ *
  * POSIX threads only; on Windows closer.py uses its Python threads.
  */
 #include <pthread.h>
@@ -116,6 +122,9 @@ typedef struct {
 	size_t peak;
 	long long wait_ns; /* owner time spent waiting for room */
 	int waiting;	   /* the owner waits on `room` */
+	size_t wake_at;	   /* ... until this few closes are pending */
+	int idle;	   /* threads waiting on `work` */
+	int waking;	   /* `work` signalled, no thread woke yet */
 	int stopping;
 	pthread_t *threads;
 	int nthreads;
@@ -137,11 +146,20 @@ static void *pool_worker(void *arg)
 	for (;;) {
 		size_t seq;
 		int fd, err;
-		while (p->take == p->head && !p->stopping)
+		while (p->take == p->head && !p->stopping) {
+			p->idle++;
 			pthread_cond_wait(&p->work, &p->mu);
+			p->idle--;
+			p->waking = 0;
+		}
 		if (p->take == p->head)
 			break;
 		seq = p->take++;
+		/* wake the next thread from here, not from the producer */
+		if (p->take != p->head && p->idle && !p->waking) {
+			p->waking = 1;
+			pthread_cond_signal(&p->work);
+		}
 		fd = p->slots[seq % p->capacity].fd;
 		pthread_mutex_unlock(&p->mu);
 		/* on Linux the descriptor is gone even when close() says EINTR */
@@ -150,7 +168,7 @@ static void *pool_worker(void *arg)
 		p->slots[seq % p->capacity].err = err;
 		p->slots[seq % p->capacity].done = 1;
 		p->completed++;
-		if (p->waiting)
+		if (p->waiting && p->head - p->completed <= p->wake_at)
 			pthread_cond_signal(&p->room);
 	}
 	pthread_mutex_unlock(&p->mu);
@@ -301,6 +319,8 @@ static void pool_dealloc(Pool *p)
 static void pool_wait_room(Pool *p, double seconds)
 {
 	struct timespec until = deadline_after(seconds);
+	/* back when an eighth of the slots is free, not at each close */
+	p->wake_at = p->capacity - (p->capacity >= 8 ? p->capacity / 8 : 1);
 	p->waiting = 1;
 	Py_BEGIN_ALLOW_THREADS
 	pthread_cond_timedwait(&p->room, &p->mu, &until);
@@ -359,7 +379,10 @@ static PyObject *pool_submit(Pool *p, PyObject *args)
 	p->head++;
 	if (p->head - p->completed > p->peak)
 		p->peak = p->head - p->completed;
-	pthread_cond_signal(&p->work);
+	if (p->idle && !p->waking) {
+		p->waking = 1;
+		pthread_cond_signal(&p->work);
+	}
 	if (p->failure_name != NULL)
 		flags |= 2;
 	pthread_mutex_unlock(&p->mu);
@@ -381,6 +404,7 @@ static PyObject *pool_drain(Pool *p, PyObject *arg)
 	pthread_mutex_lock(&p->mu);
 	while (p->completed < p->head) {
 		int rc;
+		p->wake_at = 0;
 		p->waiting = 1;
 		Py_BEGIN_ALLOW_THREADS
 		rc = pthread_cond_timedwait(&p->room, &p->mu, &until);

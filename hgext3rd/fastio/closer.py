@@ -159,9 +159,9 @@ class FileCloser:
         mode=MODE_AUTO,
         threshold_ns=50000,
         threads=0,
-        max_threads=64,
+        max_threads=128,
         max_pending=256,
-        window=16,
+        window=8,
         stats=None,
         initial_latency_ns=None,
     ):
@@ -169,7 +169,8 @@ class FileCloser:
         self._mode = mode
         self._threshold_ns = threshold_ns
         self._fixed_threads = threads
-        self._max_threads = max(1, max_threads)
+        # a fixed count is what was asked for, even above the bound
+        self._max_threads = max(1, max_threads, threads)
         self._max_pending = max(1, max_pending)
         self._window = max(2, window)
         self.stats = stats if stats is not None else CloserStats()
@@ -184,6 +185,7 @@ class FileCloser:
         self._error = None  # (name, exception) of the first failure
         self._error_lock = threading.Lock()
         self._samples = []
+        self._slow = 0  # samples of the window at or above the threshold
         self._window_start = None
         self._finished = False
         if mode == MODE_ALWAYS:
@@ -240,8 +242,13 @@ class FileCloser:
         if self._window_start is None:
             self._window_start = start
         self._close_inline(handle, name)
-        self._samples.append(_perf_ns() - start)
-        if len(self._samples) >= self._window:
+        took = _perf_ns() - start
+        self._samples.append(took)
+        if took >= self._threshold_ns:
+            self._slow += 1
+        # decided as soon as the window's median is sure to be slow: every
+        # close still to time there would cost a slow close inline
+        if len(self._samples) >= self._window or self._slow > self._window // 2:
             self._decide(_perf_ns())
 
     def _submit_fd(self, fd, name):
@@ -301,6 +308,7 @@ class FileCloser:
         elapsed = now - self._window_start
         count = len(samples)
         self._samples = []
+        self._slow = 0
         self._window_start = None
         if median < self._threshold_ns:
             self.stats.decision = b"auto: inline, median close %d us < %d us" % (
