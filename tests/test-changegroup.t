@@ -74,6 +74,20 @@ Unbundle of v1 and v2 bundles, each compression
   fastio: files written: 28
   stores identical: 31 files
 
+Each new filelog costs one request to the store vfs and one open; stock
+asks three times per file (read, "r+", "w+") and opens more often than that
+(its link count check), most of its opens failing
+
+  $ COUNT="--config extensions.opencount=$TESTDIR/opencount.py"
+  $ hg init oc-stock; hg init oc
+  $ FASTIO_OPENCOUNT=oc-stock.txt hg -R oc-stock unbundle -q $STOCK $COUNT none-v2.hg
+  $ FASTIO_OPENCOUNT=oc.txt hg -R oc unbundle -q $COUNT none-v2.hg
+  $ cat oc-stock.txt oc.txt
+  data/: 24 files, store vfs asked 75 times, 96 opens, 72 failed
+  data/: 24 files, store vfs asked 31 times, 34 opens, 10 failed
+  $ storecompare oc-stock oc
+  stores identical: 31 files
+
 Two changegroups in one transaction writing the same revlogs: the second
 reopens files whose closes may still be pending
 

@@ -66,6 +66,11 @@ def _extsetup(ui):
     wrap(vfsmod.abstractvfs, "exists", _exists)
     for name in ("rename", "unlink", "tryunlink", "unlinkpath"):
         wrap(vfsmod.abstractvfs, name, _waiting_first)
+    read_index, write_index = compat.revlog_index_opens()
+    if read_index is not None:
+        wrap(*read_index, _read_index)
+    if write_index is not None:
+        wrap(*write_index, _open_index_for_writing)
 
 
 # names Mercurial cannot store (its manifest refuses to commit them; its
@@ -177,6 +182,34 @@ def _open_by_name(orig, self, path, *args, **kwargs):
         return orig(self, path, *args, **kwargs)
     finally:
         opener.store_name = None
+
+
+def _read_index(orig, self, filepath, mmap_threshold, size=None):
+    # the revlog of a new file reads its index first; stock's open fails
+    # and the revlog takes the FileNotFoundError for an empty file
+    opener = _active
+    if (
+        opener is not None
+        and self.opener is opener.store_vfs
+        and opener.known_absent(filepath)
+    ):
+        return b""
+    return orig(self, filepath, mmap_threshold, size)
+
+
+def _open_index_for_writing(orig, self, index_end=None):
+    # then it opens the index "r+", which fails, and creates it "w+"
+    opener = _active
+    if (
+        opener is not None
+        and self.opener is opener.store_vfs
+        and getattr(self, "_delay_buffer", False) is None
+        and opener.known_absent(self.index_file)
+    ):
+        return self.opener(
+            self.index_file, mode=b"w+", checkambig=self.data_config.check_ambig
+        )
+    return orig(self, index_end)
 
 
 def _exists(orig, self, path=None):

@@ -279,6 +279,26 @@ def changegroup_internals():
     return problems
 
 
+def revlog_index_opens():
+    """``(read, write)``: where a revlog reads its index when it is loaded,
+    and where it opens its index for writing (``r+``, then ``w+`` when that
+    fails), each as ``(class, method name)``, or None when the method is not
+    the one the extension's shortcut for new files expects (the shortcut is
+    then not taken: nothing else depends on it)."""
+    from mercurial import revlog
+
+    read = write = None
+    expected = ("self", "filepath", "mmap_threshold", "size")
+    if _signature_problem(revlog.revlog, "_get_data", expected) is None:
+        read = (revlog.revlog, "_get_data")
+    inner = getattr(revlog, "_InnerRevlog", None)
+    # a private method: its name is mangled
+    name = "_InnerRevlog__index_write_fp"
+    if inner is not None and not _signature_problem(inner, name, ("self", "index_end")):
+        write = (inner, name)
+    return read, write
+
+
 _INTERNALS = {}
 
 

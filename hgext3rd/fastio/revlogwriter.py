@@ -8,6 +8,10 @@ write.  Then the handle is closed synchronously, which is where NTFS and NFS
 spend their time.  A :class:`RevlogOpener`, active on one store vfs for the
 duration of one changegroup application:
 
+- answers for a file it knows to be missing (its directory is one it made,
+  or its read just failed) without trying to open it: the revlog of a new
+  file reads its index and opens it ``r+`` before it creates it
+  (``known_absent``, asked by the changegroup wiring);
 - creates a new file with one exclusive open (``O_EXCL`` proves it did not
   exist, which is all stock's ``unlink`` is for), making its directories only
   when that open says they are missing;
@@ -202,6 +206,18 @@ class RevlogOpener:
             return
         if path in self._absent or self._in_new_dir(path):
             tr.add(name, 0)
+
+    def known_absent(self, name):
+        """True if the store file ``name`` is known not to exist: its read
+        failed and nothing has created it since, or it is in a directory
+        this opener made and was not created there."""
+        path = name if self._encode is None else self._encode(name)
+        if path in self._absent:
+            return True
+        if self._new_dirs and self._in_new_dir(path):
+            self._absent.add(path)
+            return True
+        return False
 
     def _in_new_dir(self, path):
         created = self._new_dirs.get(posixpath.dirname(path))
