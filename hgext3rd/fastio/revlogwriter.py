@@ -164,10 +164,9 @@ class RevlogOpener:
             if fh is not None:
                 return fh
         if not _WRITE_CHARS.intersection(mode):
-            if self._new_dirs and self._in_new_dir(path):
+            if self._absent_in_new_dir(path):
                 # the revlog of a new file tries to read it first (and then
                 # to open it for appending)
-                self._absent.add(path)
                 raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
             try:
                 return orig(vfs, path, mode, **kwargs)
@@ -212,8 +211,10 @@ class RevlogOpener:
         failed and nothing has created it since, or it is in a directory
         this opener made and was not created there."""
         path = name if self._encode is None else self._encode(name)
-        if path in self._absent:
-            return True
+        return path in self._absent or self._absent_in_new_dir(path)
+
+    def _absent_in_new_dir(self, path):
+        # a file in a directory this opener made, not created there: missing
         if self._new_dirs and self._in_new_dir(path):
             self._absent.add(path)
             return True
