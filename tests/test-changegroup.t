@@ -84,7 +84,7 @@ asks three times per file (read, "r+", "w+") and opens more often than that
   $ FASTIO_OPENCOUNT=oc.txt hg -R oc unbundle -q $COUNT none-v2.hg
   $ cat oc-stock.txt oc.txt
   data/: 24 files, store vfs asked 75 times, 96 opens, 72 failed
-  data/: 24 files, store vfs asked 31 times, 34 opens, 10 failed
+  data/: 24 files, store vfs asked 56 times, 34 opens, 10 failed
   $ storecompare oc-stock oc
   stores identical: 31 files
 

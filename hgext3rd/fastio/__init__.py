@@ -136,6 +136,7 @@ from . import (
     config,
     debugcommands,
     metadata,
+    recovery,
     streamclone,
     vfsclose,
 )
@@ -146,7 +147,7 @@ minimumhgversion = metadata.minimumhgversion
 buglink = metadata.buglink
 
 eh = exthelper.exthelper()
-for _module in (changegroup, config, debugcommands, streamclone, vfsclose):
+for _module in (changegroup, config, debugcommands, recovery, streamclone, vfsclose):
     eh.merge(_module.eh)
 
 

@@ -25,16 +25,51 @@ def truncated(got, expected):
     )
 
 
+# longer than any name a filesystem takes: a corrupt or hostile header
+MAX_NAME = 1 << 16
+# a v1 header line: a name, NUL, the size in decimal digits, newline
+_MAX_V1_LINE = MAX_NAME + 24
+
+
 def v1_header(line):
-    """``(name, size)`` of a v1 stream's file header line ``name\\0size\\n``."""
-    try:
-        name, size = line.split(b"\0", 1)
-        size = int(size)
-    except (ValueError, TypeError):
-        size = -1
-    if size < 0:
+    """``(name, size)`` of a v1 stream's file header line ``name\\0size\\n``.
+
+    Stricter than ``int()``: the size is plain decimal digits (no sign,
+    space or underscore), and the line is complete.
+    """
+    name, nul, size = line[:-1].partition(b"\0")
+    if not nul or not line.endswith(b"\n") or not size.isdigit():
         raise error.ResponseError(_(b"unexpected response from remote server:"), line)
-    return name, size
+    return name, int(size)
+
+
+class V1HeaderReader:
+    """The header lines of a v1 stream, read without reading past them: a
+    v1 stream may be followed by more of the protocol (``stream_out``)."""
+
+    def __init__(self, fp):
+        self._fp = fp
+        # files and ssh pipes split lines themselves; a chunk buffer (inline
+        # clone bundles) has no readline and is asked byte by byte
+        self._readline = getattr(fp, "readline", None)
+
+    def next(self):
+        """``(name, size)`` of the next file."""
+        if self._readline is not None:
+            line = self._readline()
+        else:
+            line = self._line_bytewise()
+        return v1_header(line)
+
+    def _line_bytewise(self):
+        line = bytearray()
+        read = self._fp.read
+        while len(line) < _MAX_V1_LINE:
+            byte = read(1)
+            line += byte
+            if byte in (b"\n", b""):
+                break
+        return bytes(line)
 
 
 def _uvarint_at(buf, pos, end):

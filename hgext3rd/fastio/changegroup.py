@@ -36,6 +36,7 @@ from . import (
     compat,
     compressors,
     config,
+    newpaths,
     report,
     revlogwriter,
     storewriter,
@@ -66,11 +67,9 @@ def _extsetup(ui):
     wrap(vfsmod.abstractvfs, "exists", _exists)
     for name in ("rename", "unlink", "tryunlink", "unlinkpath"):
         wrap(vfsmod.abstractvfs, name, _waiting_first)
-    read_index, write_index = compat.revlog_index_opens()
+    read_index = compat.revlog_index_read()
     if read_index is not None:
         wrap(*read_index, _read_index)
-    if write_index is not None:
-        wrap(*write_index, _open_index_for_writing)
 
 
 # names Mercurial cannot store (its manifest refuses to commit them; its
@@ -127,15 +126,23 @@ def _apply(orig, self, repo, tr, *args, **kwargs):
     closer = settings.make_closer(repo.ui, stats.closer, tuning)
     encode, rawvfs = compat.encoder(repo.svfs)
     opener = revlogwriter.RevlogOpener(
-        rawvfs, closer, stats.writer, encode, transaction=tr
+        rawvfs,
+        closer,
+        stats.writer,
+        encode,
+        transaction=tr,
+        new_paths=newpaths.NewPaths.of(repo, tr),
     )
     opener.store_vfs = repo.svfs
-    stream = self._stream
+    stream = compat.changegroup_source(self)
     # a bundle2 part ends where the changegroup ends: it can be read ahead
     # (not a raw peer stream, where the protocol goes on after it)
     # (under --debug, stock's bundle2 debug lines come in stock's order)
-    if isinstance(stream, bundle2.unbundlepart) and not repo.ui.debugflag:
-        self._stream = buffers.StreamBuffer(stream, settings.buffer_size)
+    read_ahead = isinstance(stream, bundle2.unbundlepart) and not repo.ui.debugflag
+    if read_ahead:
+        compat.set_changegroup_source(
+            self, buffers.StreamBuffer(stream, settings.buffer_size)
+        )
     _active = opener
     try:
         with compressors.shared():
@@ -145,7 +152,8 @@ def _apply(orig, self, repo, tr, *args, **kwargs):
                 # no more deferred closes: later opens are stock's
                 _active = None
                 opener.detach()
-                self._stream = stream
+                if read_ahead:
+                    compat.set_changegroup_source(self, stream)
             # a close that failed fails the application (and so the
             # transaction), like a write that failed
             closer.finish()
@@ -186,7 +194,9 @@ def _open_by_name(orig, self, path, *args, **kwargs):
 
 def _read_index(orig, self, filepath, mmap_threshold, size=None):
     # the revlog of a new file reads its index first; stock's open fails
-    # and the revlog takes the FileNotFoundError for an empty file
+    # and the revlog takes the FileNotFoundError for an empty file (then
+    # it opens the index "r+", which the opener refuses without a system
+    # call, and creates it "w+")
     opener = _active
     if (
         opener is not None
@@ -195,21 +205,6 @@ def _read_index(orig, self, filepath, mmap_threshold, size=None):
     ):
         return b""
     return orig(self, filepath, mmap_threshold, size)
-
-
-def _open_index_for_writing(orig, self, index_end=None):
-    # then it opens the index "r+", which fails, and creates it "w+"
-    opener = _active
-    if (
-        opener is not None
-        and self.opener is opener.store_vfs
-        and getattr(self, "_delay_buffer", False) is None
-        and opener.known_absent(self.index_file)
-    ):
-        return self.opener(
-            self.index_file, mode=b"w+", checkambig=self.data_config.check_ambig
-        )
-    return orig(self, index_end)
 
 
 def _exists(orig, self, path=None):

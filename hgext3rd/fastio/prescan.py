@@ -34,8 +34,6 @@ _V1, _V2, _V3 = 1, 2, 3
 _DONE, _ASK_PYTHON = 0, 2
 
 _BLOCK = 1 << 20
-# longer than any name a filesystem takes (see streamclone._MAX_NAME)
-_MAX_NAME = 1 << 16
 
 
 class _Stop(Exception):
@@ -144,7 +142,7 @@ class _Walk:
         if self.mode == _V1:
             nl = buf.find(b"\n", pos)
             if nl < 0:
-                if end - pos > _MAX_NAME + 32:
+                if end - pos > buffers.MAX_NAME + 32:
                     raise _Stop()
                 return None
             name, size = buffers.v1_header(buf[pos : nl + 1])
@@ -159,7 +157,7 @@ class _Walk:
         if header is None:
             return None
         datalen, p = header
-        if namelen > _MAX_NAME:
+        if namelen > buffers.MAX_NAME:
             raise _Stop()
         if p + namelen > end:
             return None

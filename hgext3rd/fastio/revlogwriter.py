@@ -40,7 +40,7 @@ import posixpath
 from mercurial import pycompat, util, vfs as vfsmod
 
 from . import closer as closermod
-from . import storewriter
+from . import compat
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_EXISTING = os.O_RDWR | _O_CLOEXEC
@@ -97,7 +97,7 @@ class _HandOffProxy(vfsmod.closewrapbase):
         self.close()
 
     def close(self):
-        fh = self._origfh
+        fh = compat.wrapped_file(self)
         if fh.closed:
             return
         try:
@@ -120,8 +120,12 @@ class RevlogOpener:
     # os.open and io.FileIO are what util.posixfile is on POSIX only
     fast_open = not pycompat.iswindows
 
-    def __init__(self, vfs, closer, stats=None, encode=None, transaction=None):
+    def __init__(
+        self, vfs, closer, stats=None, encode=None, transaction=None, new_paths=None
+    ):
         self.vfs = vfs
+        self._check_path = compat.path_checker(vfs)
+        self._fix_mode = compat.file_mode_fixer(vfs)
         self._encode = encode
         # journals a new revlog file before it exists (see _journal_first)
         self._transaction = transaction
@@ -142,9 +146,9 @@ class RevlogOpener:
         # top-level directories known to be missing (revlogs probe data-s/
         # for an interrupted split of every file they open)
         self._missing_tops = {}
-        # every directory this opener made (absolute): removed, with what
-        # is in them, if the transaction aborts
-        self._made_dirs = []
+        # records the directories made here before they exist (removed,
+        # with what is in them, if the transaction aborts or is recovered)
+        self._new_paths = new_paths
 
     # -- opening ------------------------------------------------------------
 
@@ -237,7 +241,7 @@ class RevlogOpener:
     def _open_fast(self, path, mode, kind, kwargs):
         """The descriptor-level open, or None to let stock do it."""
         vfs = self.vfs
-        vfs._auditpath(path, mode)
+        self._check_path(path, mode)
         f = vfs.join(path)
         if kind == _CREATE:
             self._journal_first(path)
@@ -259,11 +263,12 @@ class RevlogOpener:
                 created = self._new_dirs.get(posixpath.dirname(path))
                 if created is not None:
                     created.add(path)
-            try:
-                vfs._fixfilemode(f)
-            except BaseException:
-                os.close(fd)
-                raise
+            if self._fix_mode is not None:
+                try:
+                    self._fix_mode(f)
+                except BaseException:
+                    os.close(fd)
+                    raise
             start = 0
         else:
             # a missing file raises FileNotFoundError, as stock does
@@ -275,7 +280,7 @@ class RevlogOpener:
             # a hardlinked file must be copied before it is written, and
             # stock decides once per vfs whether link counts can be trusted
             st = os.fstat(fd)
-            if vfs._trustnlink is not True or st.st_nlink > 1:
+            if st.st_nlink > 1 or not compat.trusts_link_count(vfs):
                 os.close(fd)
                 return None
             start = st.st_size
@@ -304,22 +309,9 @@ class RevlogOpener:
             if parent == dirname:
                 break
             dirname = parent
-        if not missing or self._transaction is None:
-            return
-        if not self._made_dirs:
-            # one category per opener: a pull may apply several changegroups
-            # (one opener each) in one transaction
-            category = b"fastio-revlog-dirs-%d" % id(self)
-            self._transaction.addabort(category, self._remove_made_dirs)
-        self._made_dirs.extend(missing)
-
-    def _remove_made_dirs(self, tr=None):
-        # abort callbacks run before the playback; the closes are done by
-        # then (an apply finishes its closer before its exception leaves),
-        # but wait for any still pending: an open file cannot be removed on
-        # Windows
-        self.wait_pending()
-        storewriter.remove_new_trees(self._made_dirs)
+        if missing and self._new_paths is not None:
+            missing.reverse()
+            self._new_paths.record(dirs=missing)
 
     def _count_file(self, path):
         if self._stats is not None and path not in self._written:

@@ -23,12 +23,11 @@ import re
 from mercurial.i18n import _
 from mercurial import error, pycompat, util
 
-from . import compat
+from . import compat, newpaths
 
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_NOINHERIT = getattr(os, "O_NOINHERIT", 0) or getattr(os, "O_CLOEXEC", 0)
 _NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_NOINHERIT
-_REPLACE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _O_BINARY | _O_NOINHERIT
 
 
 def bad_name(name, reason):
@@ -83,7 +82,7 @@ class WriterStats:
 class _Target:
     """One destination vfs of a stream (the store, or the cache)."""
 
-    def __init__(self, vfs, is_store):
+    def __init__(self, vfs, is_store, plainvfs):
         self.vfs = vfs
         self.is_store = is_store
         # store encoding then the raw vfs: what ``vfs.join`` does, in two
@@ -94,9 +93,28 @@ class _Target:
         self.base = rawvfs.join(None)
         self.audit = compat.path_auditor(rawvfs)
         self.register = compat.file_registrar(vfs) if is_store else None
-        createmode = vfs.createmode
-        self.dirmode = createmode
-        self.filemode = 0o666 if createmode is None else createmode & 0o666
+        # a replaced cache file is backed up by its path in ``.hg`` (the
+        # transaction's "plain" location); not a cache elsewhere (a share's)
+        self.backup_location = self.backup_root = None
+        root = plainvfs.join(b"x")[:-1]
+        if not is_store and self.prefix.startswith(root):
+            self.backup_location, self.backup_root = b"plain", root
+        self.dirmode = rawvfs.createmode
+        # a group-shared store: what its vfs does to the files it creates
+        # (os.open's mode goes through the umask, which may drop group write)
+        self.fix_mode = compat.file_mode_fixer(rawvfs)
+
+
+class _Place:
+    """Where one file of the stream goes, as checked and decided."""
+
+    __slots__ = ("target", "name", "path", "directory")
+
+    def __init__(self, target, name, path, directory):
+        self.target = target
+        self.name = name
+        self.path = path
+        self.directory = directory
 
 
 class StoreWriter:
@@ -114,50 +132,18 @@ class StoreWriter:
         self.stats = stats if stats is not None else WriterStats()
         self._fileindex = compat.fileindex(repo)
         self._targets = {
-            src: _Target(vfs, is_store) for src, (vfs, is_store) in targets.items()
+            src: _Target(vfs, is_store, repo.vfs)
+            for src, (vfs, is_store) in targets.items()
         }
-        self._new_dirs = set()
-        self._old_dirs = set()
-        self._created_outside_store = []
-        self._abort_registered = False
+        self._new_paths = newpaths.NewPaths.of(repo, tr)
+        # directory -> True when this writer made it (nothing in it
+        # predates the operation), False when it was there
+        self._dirs = {}
 
-    # -- directories ------------------------------------------------------
+    # -- placing files ------------------------------------------------------
 
-    def _ensure_dir(self, path, mode):
-        """Make sure directory ``path`` exists; True if this writer made it
-        (then nothing inside it predates the operation)."""
-        if path in self._new_dirs:
-            return True
-        if path in self._old_dirs:
-            return False
-        try:
-            util.makedir(path, True)
-        except FileExistsError:
-            self._old_dirs.add(path)
-            return False
-        except FileNotFoundError:
-            parent = os.path.dirname(path)
-            if not parent or parent == path:
-                raise
-            self._ensure_dir(parent, mode)
-            util.makedir(path, True)
-        if mode is not None:
-            os.chmod(path, mode)
-        if not self._new_dirs:
-            # the outermost transaction may be another command's (unbundle,
-            # pull): its rollback comes after this operation has returned
-            self._tr.addabort(b"fastio-new-dirs", self._remove_new_tree)
-        self._new_dirs.add(path)
-        return True
-
-    # -- files ------------------------------------------------------------
-
-    def _prepare(self, src, name, journal):
-        """Check, register and place ``name``; return ``(path, flags, mode)``.
-
-        The store names that must be journaled before the file is created
-        are appended to ``journal``.
-        """
+    def _place(self, src, name):
+        """Check, encode, audit and register ``name``."""
         target = self._targets.get(src)
         if target is None:
             raise error.Abort(
@@ -166,50 +152,95 @@ class StoreWriter:
         check_name(name)
         encoded = target.encode(name)
         target.audit(encoded)
-        path = target.prefix + encoded
         if target.is_store:
             if self._fileindex is not None:
                 compat.fileindex_add(self._fileindex, name, self._tr)
             target.register(name)
         subdir = encoded.rpartition(b"/")[0]
         directory = target.prefix + subdir if subdir else target.base
-        new_dir = self._ensure_dir(directory, target.dirmode)
-        if not new_dir and os.path.lexists(path):
-            # rare: a file left by an earlier operation; back it up
-            if target.is_store:
-                self._tr.addbackup(name)
-            return path, _REPLACE_FLAGS, target.filemode
-        if target.is_store:
-            # journaled before it exists: a crash leaves an entry, never a
-            # stray file
-            journal.append(name)
-        else:
-            self._track_outside_store(path)
-        return path, _NEW_FLAGS, target.filemode
+        return _Place(target, name, target.prefix + encoded, directory)
 
-    def _track_outside_store(self, path):
-        # cache files are not journaled by Mercurial; remove ours on abort
-        if not self._abort_registered:
-            self._tr.addabort(b"fastio-cache-files", self._remove_tracked)
-            self._abort_registered = True
-        self._created_outside_store.append(path)
+    def _prepare(self, places):
+        """Make the directories of ``places`` and journal their files, in
+        that order and each on disk before what it covers is created."""
+        self._make_dirs(places)
+        journal = []
+        outside = []
+        for place in places:
+            if not self._dirs[place.directory] and os.path.lexists(place.path):
+                # rare: a file left by an earlier operation
+                self._replace(place)
+            elif place.target.is_store:
+                journal.append(place.name)
+            else:
+                outside.append(place.path)
+        if journal:
+            compat.journal_new_files(self._tr, journal)
+        if outside:
+            self._new_paths.record(files=outside)
 
-    def _remove_tracked(self, tr=None):
-        for path in self._created_outside_store:
+    def _make_dirs(self, places):
+        known = self._dirs
+        missing = {}
+        for place in places:
+            directory = place.directory
+            if directory in known or directory in missing:
+                continue
+            # up to the first level that exists (or that this writer made)
+            while directory not in known and directory not in missing:
+                if os.path.isdir(directory):
+                    known[directory] = False
+                    break
+                missing[directory] = place.target.dirmode
+                parent = os.path.dirname(directory)
+                if parent == directory:
+                    break
+                directory = parent
+        if not missing:
+            return
+        # outermost first: a parent before its children
+        order = sorted(missing, key=len)
+        self._new_paths.record(dirs=order)
+        for directory in order:
             try:
-                os.unlink(path)
-            except OSError:
-                pass
+                util.makedir(directory, True)
+                mode = missing[directory]
+                if mode is not None:
+                    os.chmod(directory, mode)
+            except OSError as exc:
+                raise write_error(directory, exc)
+            known[directory] = True
 
-    def _create(self, place, name, content, size):
+    def _replace(self, place):
+        """Back the existing file up, then remove it: Mercurial's backup is
+        a hardlink where it can be, so the new content must go to a new
+        inode (a local clone's hardlinks are kept apart the same way)."""
+        target = place.target
+        if target.is_store:
+            self._tr.addbackup(place.name)
+        elif target.backup_location is not None:
+            relative = util.pconvert(place.path[len(target.backup_root) :])
+            self._tr.addbackup(relative, location=target.backup_location)
+        else:
+            self._new_paths.record(files=[place.path])
+        try:
+            os.unlink(place.path)
+        except OSError as exc:
+            raise write_error(place.name, exc)
+
+    # -- writing ------------------------------------------------------------
+
+    def _create(self, place, content, size):
         """Create one prepared file; ``content`` is a buffer slice, or a
         ``copy(write, size)`` function for contents not in memory."""
-        path, flags, mode = place
         try:
-            fd = os.open(path, flags, mode)
+            fd = os.open(place.path, _NEW_FLAGS, 0o666)
         except OSError as exc:
-            raise write_error(name, exc)
+            raise write_error(place.name, exc)
         try:
+            fix_mode = place.target.fix_mode
+            if fix_mode is not None:
+                fix_mode(place.path)
             if size:
                 if content.__class__ is memoryview:
                     _write_all(fd, content)
@@ -217,19 +248,17 @@ class StoreWriter:
                     content(_writer(fd), size)
         except OSError as exc:
             os.close(fd)
-            raise write_error(name, exc)
+            raise write_error(place.name, exc)
         except BaseException:
             os.close(fd)
             raise
-        self._closer.close(fd, name)
+        self._closer.close(fd, place.name)
 
     def write_file(self, src, name, size, copy):
         """Create ``name`` with ``size`` bytes given by ``copy(write, size)``."""
-        journal = []
-        place = self._prepare(src, name, journal)
-        if journal:
-            compat.journal_new_files(self._tr, journal)
-        self._create(place, name, copy, size)
+        place = self._place(src, name)
+        self._prepare([place])
+        self._create(place, copy, size)
         self.stats.files += 1
         self.stats.bytes += size
 
@@ -237,62 +266,18 @@ class StoreWriter:
         """Create the files ``entries`` (``(src, name, offset, size)``) whose
         contents are ``data[offset:offset + size]``; all are checked and
         journaled before the first is created."""
-        journal = []
-        prepare = self._prepare
-        places = [prepare(e[0], e[1], journal) for e in entries]
-        if journal:
-            compat.journal_new_files(self._tr, journal)
+        place_file = self._place
+        places = [place_file(e[0], e[1]) for e in entries]
+        self._prepare(places)
         view = memoryview(data)
         create = self._create
         total = 0
-        for place, (__, name, offset, size) in zip(places, entries):
-            create(place, name, view[offset : offset + size], size)
+        for place, (__, __, offset, size) in zip(places, entries):
+            create(place, view[offset : offset + size], size)
             total += size
         self.stats.files += len(entries)
         self.stats.bytes += total
         return total
-
-    def remove_new_dirs(self):
-        """After an abort: remove the (now empty) directories we created."""
-        for path in sorted(self._new_dirs, key=len, reverse=True):
-            try:
-                os.rmdir(path)
-            except OSError:
-                pass
-
-    def _remove_new_tree(self, tr=None):
-        """Abort callback: empty and remove the directories we created.
-
-        Abort callbacks run before the journal is played back, and the
-        playback does not remove directories.  Nothing in a directory made
-        under this transaction predates it, so every file in one goes (the
-        playback then finds the new files already gone, which it accepts).
-        Every close is done by then: the writer's closer is finished when
-        the stream is, before any abort.
-        """
-        remove_new_trees(self._new_dirs)
-
-
-def remove_new_trees(dirs):
-    """Empty and remove the directories ``dirs`` (absolute paths), made
-    under a transaction that is aborting: nothing in them predates it."""
-    dirs = sorted(dirs, key=len, reverse=True)
-    for path in dirs:
-        try:
-            with os.scandir(path) as it:
-                names = [e.path for e in it if not e.is_dir(follow_symlinks=False)]
-        except OSError:
-            continue
-        for name in names:
-            try:
-                os.unlink(name)
-            except OSError:
-                pass
-    for path in dirs:
-        try:
-            os.rmdir(path)
-        except OSError:
-            pass
 
 
 def _write_all(fd, data):

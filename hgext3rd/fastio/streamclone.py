@@ -69,33 +69,28 @@ class _Application:
     @contextlib.contextmanager
     def transaction(self):
         repo = self.repo
-        try:
-            with repo.transaction(b"clone") as tr:
-                tuning = self.settings.tuning(
-                    self.ui, getattr(repo, "cachevfs", None), compat.store_path(repo)
-                )
-                targets = self.targets()
-                closer = self.settings.make_closer(
-                    self.ui,
-                    self.stats.closer,
-                    tuning,
-                    expectedcount=self.expected_files,
-                    destinations=len(targets) if self.expected_files < 0 else 1,
-                )
-                self.writer = storewriter.StoreWriter(
-                    repo, tr, targets, closer, self.stats.writer
-                )
-                # closes are all done (or failed) before the transaction
-                # closes, or before its abort removes the files
-                with closer:
-                    yield self.writer
-                # force @filecache properties to be reloaded from the
-                # streamed files at next access
-                repo.invalidate(clearfilecache=True)
-        except BaseException:
-            if self.writer is not None:
-                self.writer.remove_new_dirs()
-            raise
+        with repo.transaction(b"clone") as tr:
+            tuning = self.settings.tuning(
+                self.ui, getattr(repo, "cachevfs", None), compat.store_path(repo)
+            )
+            targets = self.targets()
+            closer = self.settings.make_closer(
+                self.ui,
+                self.stats.closer,
+                tuning,
+                expectedcount=self.expected_files,
+                destinations=len(targets) if self.expected_files < 0 else 1,
+            )
+            self.writer = storewriter.StoreWriter(
+                repo, tr, targets, closer, self.stats.writer
+            )
+            # closes are all done (or failed) before the transaction
+            # closes, or before its abort removes the files
+            with closer:
+                yield self.writer
+            # force @filecache properties to be reloaded from the
+            # streamed files at next access
+            repo.invalidate(clearfilecache=True)
 
     def advance(self, nbytes):
         if not self._byte_progress:
@@ -136,17 +131,13 @@ def _check_end(buf):
         raise error.Abort(_(b"malformed stream: unexpected data after files"))
 
 
-# longer than any path a filesystem takes: a corrupt or hostile header
-_MAX_NAME = 1 << 16
-
-
 def _read_v2_file(buf, app, writer, debug):
     """The slow path: one file whose header or content is not complete in
     the buffer (a large file, or one across a block boundary)."""
     src = buf.read_exact(1)
     namelen = buf.read_uvarint()
     datalen = buf.read_uvarint()
-    if namelen > _MAX_NAME:
+    if namelen > buffers.MAX_NAME:
         raise error.Abort(_(b"malformed stream: file name too long"))
     name = buf.read_exact(namelen)
     if debug:
@@ -256,24 +247,6 @@ def consume_v3(orig, repo, fp):
             _check_end(buf)
 
 
-def _v1_header_reader(fp):
-    """``readline()`` for a v1 stream: the stream's own, or byte by byte for
-    sources without one (inline clonebundles); never reads past the line,
-    since a v1 stream may be followed by other protocol data."""
-    if hasattr(fp, "readline"):
-        return fp.readline
-
-    def readline():
-        chars = []
-        while True:
-            c = fp.read(1)
-            chars.append(c)
-            if not c or c == b"\n":
-                return b"".join(chars)
-
-    return readline
-
-
 def _v1_copier(fp, bufsize):
     read = fp.read
 
@@ -298,15 +271,16 @@ def consume_v1(orig, repo, fp, filecount, bytecount):
     with repo.lock():
         app = _Application.for_files(repo, filecount, bytecount)
         app.expected_files = filecount
-        readline = _v1_header_reader(fp)
+        headers = buffers.V1HeaderReader(fp)
         copy = _v1_copier(fp, settings.buffer_size)
         debug = repo.ui.debugflag
         with app.transaction() as writer:
             for __ in range(filecount):
-                name, size = buffers.v1_header(readline())
+                name, size = headers.next()
                 if debug:
                     repo.ui.debug(b"adding %s (%s)\n" % (name, util.bytecount(size)))
-                # for backwards compat, name was partially encoded
+                # v1 sends store names with their directories encoded
+                # (``encodedir``: ``.hg/`` and revlog-like directory names)
                 path = store.decodedir(name)
                 writer.write_file(_SRC_STORE, path, size, copy)
                 app.advance(size)

@@ -2,38 +2,65 @@
 
 Stock's closer is off outside Windows, slows fast filesystems down when
 forced on, polls at shutdown and drops a failure of the last closes (an
-ENOSPC flushing a file exits 0).  Where the extension is active every
-``backgroundclosing`` block (checkouts, legacy stream clones, ...) uses a
-:class:`~.closer.FileCloser` instead, which decides from timing whether to
-use threads and re-raises every failure when the block ends.
+ENOSPC flushing a file exits 0).  Where the extension is active, stock's
+``backgroundclosing`` (its checks, its one closer per vfs, main thread only)
+runs as it is, but the closer it makes for the block is a
+:class:`~.closer.FileCloser`, which decides from timing whether to use
+threads and re-raises every failure when the block ends.  A thin wrapper of
+``backgroundclosing`` tells that closer which vfs the block writes to (auto
+mode looks up that filesystem's close latency; the report names it).
 """
 
 import contextlib
-import threading
 
-from mercurial.i18n import _
-from mercurial import error, exthelper, util, vfs as vfsmod
+from mercurial import exthelper, util, vfs as vfsmod
 
 from . import compat, config, report
 
 eh = exthelper.exthelper()
 
+# the vfs whose backgroundclosing block is being entered: stock makes its
+# closer (ours, below) while entering, on the main thread only
+_entering = []
 
-class _VfsCloserAdapter:
-    """What ``vfs.__call__(..., backgroundclose=True)`` expects: an object
-    with ``close(fh)``; file objects carry their own name."""
 
-    def __init__(self, closer, writer_stats=None):
-        self._closer = closer
-        self._writer_stats = writer_stats
+class FileCloserForBlock:
+    """What ``vfs.backgroundfilecloser(ui, expectedcount)`` gives stock's
+    ``backgroundclosing``: a context manager with ``close(fh)`` for the
+    files of the block (``vfs(..., backgroundclose=True)``)."""
+
+    def __init__(self, ui, expectedcount=-1):
+        self._ui = ui
+        target = _entering[-1] if _entering else None
+        cachevfs, svfs, role = getattr(target, "_fastio_repo", (None, None, b"files"))
+        self._settings = settings = config.settings(ui)
+        base = getattr(getattr(target, "vfs", target), "base", None)
+        tuning = settings.tuning(ui, cachevfs, base) if base else None
+        self._stats = report.OperationStats(role, svfs)
+        self._closer = settings.make_closer(
+            ui, self._stats.closer, tuning, expectedcount=expectedcount
+        )
+        # counted only for the report
+        self._written = self._stats.writer if settings.report else None
+        self._start = None
+
+    def __enter__(self):
+        self._start = util.timer()
+        return self
+
+    def __exit__(self, exc_type, exc_value, exc_tb):
+        # a failure of a close fails the block, unless another is on its way
+        self._closer.finish(raise_errors=exc_type is None)
+        if exc_type is None and self._stats.closer.closes:
+            self._stats.elapsed = util.timer() - self._start
+            report.emit(self._ui, self._settings, self._stats)
 
     def close(self, fh):
-        stats = self._writer_stats
-        if stats is not None:
-            # only with fastio.report: what was written, for the report
-            stats.files += 1
+        written = self._written
+        if written is not None:
+            written.files += 1
             try:
-                stats.bytes += fh.tell()
+                written.bytes += fh.tell()
             except (AttributeError, OSError, ValueError):
                 pass
         self._closer.close(fh, getattr(fh, "name", None))
@@ -55,48 +82,26 @@ def _remember_cache(ui, repo):
             vfs._fastio_repo = (cachevfs, svfs, role)
 
 
+@contextlib.contextmanager
 def backgroundclosing(orig, self, ui, expectedcount=-1):
-    return _closing(self, ui, expectedcount)
+    _entering.append(self)
+    try:
+        block = orig(self, ui, expectedcount)
+        closer = block.__enter__()
+    finally:
+        _entering.pop()
+    with contextlib.ExitStack() as stack:
+        stack.push(block)
+        yield closer
 
 
 @eh.extsetup
-def _wrap_backgroundclosing(ui):
+def _wire_closer(ui):
     """Serve ``backgroundclosing``, unless stock's is not the one this was
     written for (see ``compat.closing_internals``)."""
     from mercurial import extensions
 
     if compat.internals()[b"file closes"]:
         return
+    vfsmod.backgroundfilecloser = FileCloserForBlock
     extensions.wrapfunction(vfsmod.abstractvfs, "backgroundclosing", backgroundclosing)
-
-
-@contextlib.contextmanager
-def _closing(self, ui, expectedcount=-1):
-    # one closer per vfs and only on the main thread, as stock
-    if threading.current_thread() is not threading.main_thread():
-        yield None
-        return
-    vfs = getattr(self, "vfs", self)
-    if getattr(vfs, "_backgroundfilecloser", None):
-        raise error.Abort(_(b"can only have 1 active background file closer"))
-    settings = config.settings(ui)
-    cachevfs, svfs, role = getattr(self, "_fastio_repo", (None, None, b"files"))
-    tuning = settings.tuning(ui, cachevfs, vfs.base)
-    stats = report.OperationStats(role, svfs)
-    closer = settings.make_closer(ui, stats.closer, tuning, expectedcount=expectedcount)
-    vfs._backgroundfilecloser = _VfsCloserAdapter(
-        closer, stats.writer if settings.report else None
-    )
-    start = util.timer()
-    try:
-        try:
-            yield closer
-        except BaseException:
-            closer.finish(raise_errors=False)
-            raise
-        closer.finish()
-    finally:
-        vfs._backgroundfilecloser = None
-    if stats.closer.closes:
-        stats.elapsed = util.timer() - start
-        report.emit(ui, settings, stats)

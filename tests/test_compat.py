@@ -1,0 +1,121 @@
+"""Every private attribute of Mercurial the extension reads is there on the
+release under test, where ``compat`` says it is.  A release that moves one
+fails here (and the extension keeps stock behaviour for that part, or reads
+it with a fallback)."""
+
+import io
+import os
+import subprocess
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from mercurial import (  # noqa: E402
+    bundle2,
+    changegroup,
+    exchange,
+    hg,
+    store,
+    streamclone,
+    ui as uimod,
+    vfs as vfsmod,
+)
+
+from hgext3rd.fastio import compat  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    path = tmp_path_factory.mktemp("compat") / "repo"
+    env = dict(os.environ, HGRCPATH=os.devnull, HGUSER="test")
+    hg_bin = os.path.join(os.path.dirname(sys.executable), "hg")
+    subprocess.check_call([hg_bin, "init", str(path)], env=env)
+    (path / "a").write_text("a\n")
+    subprocess.check_call([hg_bin, "-R", str(path), "commit", "-qAm", "a"], env=env)
+    subprocess.check_call(
+        [hg_bin, "-R", str(path), "bundle", "-q", "-a", "-t", "none-v2", "cg.hg"],
+        env=env,
+        cwd=str(path),
+    )
+    ui = uimod.ui.load()
+    return hg.repository(ui, str(path).encode())
+
+
+def test_internals_as_expected():
+    assert compat.internals() == {
+        b"stream clones": [],
+        b"file closes": [],
+        b"changegroups": [],
+    }
+    assert compat.revlog_index_read() is not None
+
+
+def test_vfs_attributes(repo):
+    rawvfs = compat.encoder(repo.svfs)[1]
+    assert callable(compat.path_checker(rawvfs))
+    assert "_trustnlink" in vars(rawvfs)
+    rawvfs.createmode = 0o660
+    try:
+        assert compat.file_mode_fixer(rawvfs) == rawvfs._fixfilemode
+    finally:
+        rawvfs.createmode = None
+    assert compat.file_mode_fixer(rawvfs) is None
+
+
+def test_store_encoding_attributes(repo):
+    encode, rawvfs = compat.encoder(repo.svfs)
+    assert encode(b"data/UPPER.i") == b"data/_u_p_p_e_r.i"
+    assert rawvfs.join(b"x") == repo.svfs.vfs.join(b"x")
+    assert getattr(store, "_fncachevfs", None) is not None
+
+    def suffix(path):
+        return path + b".x"
+
+    suffix.filter_name = b"suffix"  # 7.2 names its filters
+    filtered = vfsmod.filtervfs(rawvfs, suffix)
+    assert compat.encoder(filtered)[0](b"a") == b"a.x"
+
+
+def test_wrapped_file():
+    fh = io.BytesIO()
+    assert compat.wrapped_file(vfsmod.delayclosedfile(fh, None)) is fh
+
+
+def test_changegroup_source(repo):
+    fh = open(os.path.join(repo.root, b"cg.hg"), "rb")
+    try:
+        bundle = exchange.readbundle(repo.ui, fh, b"cg.hg")
+        part = next(iter(bundle.iterparts()))
+        assert part.type == b"changegroup"
+        part.read(1)
+        assert compat.unread_part_file(part) is None  # not from its start
+        unpacker = changegroup.getunbundler(b"02", io.BytesIO(b""), None)
+        source = compat.changegroup_source(unpacker)
+        assert source is not None
+        compat.set_changegroup_source(unpacker, io.BytesIO(b"x"))
+        assert compat.changegroup_source(unpacker).read() == b"x"
+    finally:
+        fh.close()
+
+
+def test_unread_part_file(repo):
+    fh = open(os.path.join(repo.root, b"cg.hg"), "rb")
+    try:
+        bundle = exchange.readbundle(repo.ui, fh, b"cg.hg")
+        part = next(iter(bundle.iterparts()))
+        assert type(part) is bundle2.unbundlepart
+        assert compat.unread_part_file(part) is fh
+    finally:
+        fh.close()
+
+
+def test_stream_and_config_internals(repo):
+    assert set(streamclone._makemap(repo)) == {b"s", b"c"}
+    assert compat._config_registered(repo.ui, b"worker", b"backgroundclose")
+
+
+def test_a_moved_method_is_reported(monkeypatch):
+    monkeypatch.delattr(vfsmod.vfs, "_fixfilemode")
+    assert "vfs._fixfilemode is missing" in compat.changegroup_internals()
