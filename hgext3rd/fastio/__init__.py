@@ -19,7 +19,18 @@ bundles, ``hg debugapplystreamclonebundle`` of ``packed1`` bundles) goes
 through a store writer that reads the stream in large blocks, creates each
 file once, in directories it remembers, and journals every file in the
 transaction before creating it: an aborted or interrupted clone leaves no
-stray file, and ``hg recover`` cleans up after a crash.
+stray file, and ``hg recover`` cleans up after a crash.  A file already in
+the store (every revision stripped, or left by an interrupted operation) is
+backed up by the transaction and replaced by a new file, never written
+through: the backup, or another repository sharing it by a hardlink, keeps
+its content.  Files and directories get the modes Mercurial's own vfs gives
+them (a group-shared store stays group-writable).
+
+Directories an apply makes, and the cache files a stream carries, are
+recorded (in ``.hg/store/fastio-newpaths``, a temporary file of the
+transaction) before they are created, and removed when the transaction
+rolls back, in the process or by ``hg recover`` after a crash, so that the
+repository ends exactly as it was.
 
 A name that is not a plain store path (``..``, ``.hg``, absolute, NUL or
 newline) is refused.  When the stream is read from a bundle file, every
@@ -53,14 +64,14 @@ as needed to keep up with the writer (they grow when the queue of pending
 closes is full).  Fast local filesystems never pay for threads.
 
 ``hg debugfastio`` stores the median it measures, per filesystem, in
-``.hg/cache/fastio-probe`` (operations never write it, so that nothing
-appears in ``.hg/cache`` unasked): the next operation on the same filesystem (the
-checkout after a clone, a pull, an update) starts closing in the background
-at once when closes there are slow, without sampling first; where they are
-fast it closes inline and keeps timing, so that a change is noticed.  A
-measurement older than ``fastio.probe-max-age`` is not used.  Nothing is
-probed behind your back: the cache is filled by operations that close at
-least ``fastio.close-sample`` files, or by ``hg debugfastio``.
+``.hg/cache/fastio-probe``; nothing else writes that file, so that nothing
+appears in ``.hg/cache`` unasked.  The next operations on the same
+filesystem (the checkout after a clone, a pull, an update) then start
+closing in the background at once when closes there are slow, without
+sampling first; where they are fast they close inline and keep timing, so
+that a change is noticed.  A measurement older than
+``fastio.probe-max-age`` is not used.  Without a measurement, every
+operation decides from its own first closes.
 
 When waiting for pending closes at the end of an operation takes more than
 a second, a ``closing files`` progress bar shows it.  ``--debug`` tells

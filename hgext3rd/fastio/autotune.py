@@ -2,16 +2,14 @@
 
 ``.hg/cache/fastio-probe`` holds one line per filesystem (``st_dev``) a
 repository writes to: when the close latency was measured, its median and
-90th percentile (0: not measured), and how (``probe``: ``hg debugfastio``; ``sampled``: the
-closes of an operation).  It is read only in ``auto`` mode, and an entry is
-ignored once older than ``fastio.probe-max-age`` or when the directory
-written to is on another filesystem.
+90th percentile, and how (``probe``: ``hg debugfastio``, the only writer).
+It is read only in ``auto`` mode, and an entry is ignored once older than
+``fastio.probe-max-age`` or when the directory written to is on another
+filesystem.
 
-Nothing is probed implicitly: an operation without a fresh entry samples its
-first closes (as the closer always does) and, once it has decided, stores
-that median so that the next operation (the checkout after a clone, a
-later pull or update) starts with the right closing mode at once.  A write
-happens only when there is no fresh entry or when the decision changed.
+Nothing is probed implicitly and no operation writes the file: an operation
+without a fresh entry samples its own first closes (as the closer always
+does) and keeps its decision to itself.
 """
 
 import os
@@ -85,11 +83,10 @@ class Tuning:
     """What auto mode knows about closes into directory ``path``, whose
     repository caches in ``cachevfs``."""
 
-    def __init__(self, ui, cachevfs, path, max_age_s, threshold_ns, now=None):
+    def __init__(self, ui, cachevfs, path, max_age_s, now=None):
         self._ui = ui
         self._cachevfs = cachevfs
         self._max_age_s = max_age_s
-        self._threshold_ns = threshold_ns
         self.now = int(time.time()) if now is None else now
         self.dev = device(path)
         self.entry = None
@@ -115,17 +112,11 @@ class Tuning:
     def initial_latency_ns(self):
         return None if self.entry is None else self.entry.median_ns
 
-    def slow(self, latency_ns):
-        return latency_ns >= self._threshold_ns
-
     def remember(self, median_ns, p90_ns, source):
-        """Store a measurement unless a fresh one says the same."""
+        """Store a measurement (of ``hg debugfastio``: ``source`` is
+        ``probe``), replacing this filesystem's."""
         if self.dev is None:
             return False
-        old = self.entry
-        if old is not None and self.slow(old.median_ns) == self.slow(median_ns):
-            if source != b"probe":
-                return False
         entry = Entry(self.dev, self.now, median_ns, p90_ns, source)
         if not store(self._cachevfs, entry):
             return False

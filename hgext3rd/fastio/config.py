@@ -121,9 +121,7 @@ class Settings:
             or cachevfs is None
         ):
             return None
-        return autotune.Tuning(
-            ui, cachevfs, path, self.probe_max_age_s, self.threshold_ns
-        )
+        return autotune.Tuning(ui, cachevfs, path, self.probe_max_age_s)
 
     def make_closer(
         self, ui, stats=None, tuning=None, expectedcount=-1, destinations=1

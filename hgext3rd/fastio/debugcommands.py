@@ -87,9 +87,7 @@ def debugfastio(ui, repo, **opts):
     if not settings.probe_max_age_s:
         ui.write(_(b"cache: disabled (fastio.probe-max-age=0)\n"))
         return 0
-    tuning = autotune.Tuning(
-        ui, repo.cachevfs, where, settings.probe_max_age_s, settings.threshold_ns
-    )
+    tuning = autotune.Tuning(ui, repo.cachevfs, where, settings.probe_max_age_s)
     if tuning.remember(result.median_ns, result.p90_ns, b"probe"):
         ui.write(
             _(b"cached for auto mode in %s\n")

@@ -20,9 +20,9 @@ class OperationStats:
 
 def mmap_policy(svfs):
     """Mercurial's own mmap of revlog indexes in a store, as it is in
-    effect: the extension has no mmap policy of its own.  (Version
-    differences would belong to ``compat``; kept here while that module is
-    being reworked elsewhere.)"""
+    effect: the extension has no mmap policy of its own.  Reads the
+    option under its name in each release (``storage.revlog.mmap.index``
+    from 7.0, ``experimental.mmapindexthreshold`` before)."""
     options = getattr(svfs, "options", None)
     if options is None:
         return None
