@@ -33,7 +33,7 @@ commands print exactly what they print without it
   $ cmp with.out without.out && echo identical
   identical
   $ wc -l < with.out
-  * (glob)
+  63
   $ grep -c fastio with.out
   0
   [1]
