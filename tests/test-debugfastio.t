@@ -3,7 +3,7 @@ repository's filesystem whose files are removed afterwards
 
   $ hg init repo
   $ cd repo
-  $ hg debugfastio --config fastio.close-threads=3
+  $ hg debugfastio --config fastio.close-threads=3 | tee probe.out
   fastio * (glob)
   settings:
     background-close: auto (default)
@@ -22,6 +22,28 @@ repository's filesystem whose files are removed afterwards
   probe time: [0-9]+\.[0-9]{3} s (re)
   auto mode would: close (inline|in background, starting with 3 threads) \(median [0-9]+ us (<|>=) threshold 50 us\) (re)
   cached for auto mode in */repo/.hg/cache/fastio-probe (glob)
+
+The decision is the one the printed median and threshold imply
+
+  $ "$PYTHON" - <<'EOF'
+  > import re
+  > out = open("probe.out").read()
+  > latency = float(re.search(r"^close latency: ([0-9.]+) us \(median\)", out, re.M).group(1))
+  > decision, median, sign, threshold = re.search(
+  >     r"^auto mode would: close (inline|in background).* \(median ([0-9]+) us (<|>=) threshold ([0-9]+) us\)$",
+  >     out,
+  >     re.M,
+  > ).groups()
+  > median, threshold = int(median), int(threshold)
+  > # the latency line rounds the median to 0.1 us, the decision truncates it
+  > print("the median of the latency line:", median <= latency <= median + 1)
+  > print("threshold:", threshold, "us")
+  > below = median < threshold
+  > print("inline exactly below the threshold:", (decision == "inline") == below == (sign == "<"))
+  > EOF
+  the median of the latency line: True
+  threshold: 50 us
+  inline exactly below the threshold: True
   $ ls .hg
   00changelog.i
   cache
@@ -42,6 +64,8 @@ zero max age leave the cache alone
   probing: 20 files in */repo/.hg (glob)
   auto mode would: close in background, starting with * threads (median * us >= threshold 0 us) (glob)
   in effect: never (fastio.background-close)
+  $ hg debugfastio --files 20 --no-cache --config fastio.slow-close-threshold=10s | grep -E '^auto'
+  auto mode would: close inline (median * us < threshold 10000000 us) (glob)
   $ hg debugfastio --files 20 --config fastio.probe-max-age=0 | grep -E '^(probing|cache)'
   probing: 20 files in */repo/.hg (glob)
   cache: disabled (fastio.probe-max-age=0)

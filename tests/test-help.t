@@ -2,6 +2,10 @@ The user manual: "hg help -e fastio" documents every registered option with
 its default, and "hg config" knows them
 
   $ hg help -e fastio > help.txt
+  $ head -3 help.txt
+  fastio extension - write many files fast: stream clones, unbundles, background
+  closes
+  
   $ $PYTHON - <<'PY'
   > import re
   > import hgext3rd.fastio as f

@@ -112,7 +112,16 @@ shows a "closing files" progress bar
   fastio: closing: auto: background, cached close latency * us (glob)
 
   $ hg init drain
-  $ LD_PRELOAD=$TESTTMP/closedelay.so FASTIO_CLOSE_DELAY_US=60000 hg -R drain unbundle -q v2.hg --debug --config progress.debug=yes --config fastio.background-close=always --config fastio.close-threads=1 2>&1 | grep -E '^closing files' | sed -n '1p;$p'
-  closing files: */* files (*%) (glob)
-  closing files: */* files (*%) (glob)
+  $ LD_PRELOAD=$TESTTMP/closedelay.so FASTIO_CLOSE_DELAY_US=60000 hg -R drain unbundle -q v2.hg --debug --config progress.debug=yes --config fastio.background-close=always --config fastio.close-threads=1 2>&1 | sed -n 's#^closing files: \([0-9]*\)/\([0-9]*\) files .*#\1 \2#p' > closing
+  $ "$PYTHON" - <<'EOF'
+  > updates = [tuple(map(int, line.split())) for line in open("closing")]
+  > closed = [n for n, __ in updates]
+  > totals = {total for __, total in updates}
+  > print("updates:", len(updates) > 1)
+  > print("one total, the closes pending (30 at most):", len(totals) == 1 and 0 < min(totals) <= 30)
+  > print("advancing:", closed == sorted(closed) and closed[0] < closed[-1] <= min(totals))
+  > EOF
+  updates: True
+  one total, the closes pending (30 at most): True
+  advancing: True
   $ killdaemons

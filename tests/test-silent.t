@@ -33,7 +33,7 @@ commands print exactly what they print without it
   $ cmp with.out without.out && echo identical
   identical
   $ wc -l < with.out
-  * (glob)
+  63
   $ grep -c fastio with.out
   0
   [1]
@@ -64,15 +64,47 @@ New commits pulled into an existing clone, and an update across them
   2 files updated, 0 files merged, 0 files removed, 0 files unresolved
 
 Stock's progress bar of a stream apply is still there with the extension's
-writer (updated every 256 KB rather than every file), its total the bundle's
-byte count (3213 on 6.7.4, 3214 on 7.2.4: the same commits make a changelog a
-byte apart)
+writer: from 0 to its total (the bundle's byte count), as stock's, but
+updated after 256 KB or more rather than for every chunk of every file (a
+bundle of four 300 KB files, random so that they stay that large)
 
-  $ hg init progress
-  $ bytes=`hg debugbundle --all stream.hg | sed -n 's/.*bytecount: \([0-9]*\),.*/\1/p'`
-  $ test "$bytes" -gt 3000 && echo ok
+  $ hg init big
+  $ "$PYTHON" -c "
+  > import random
+  > r = random.Random(3)
+  > for i in range(4):
+  >     open('big/f%d' % i, 'wb').write(r.randbytes(300000))"
+  $ hg -R big commit -qAm big
+  $ hg -R big bundle -q -a -t 'none-v2;stream=v2' big.hg
+  $ bytes=`hg debugbundle --all big.hg | sed -n 's/.*bytecount: \([0-9]*\),.*/\1/p'`
+  $ test "$bytes" -gt 1200000 && echo ok
   ok
-  $ hg -R progress unbundle -q stream.hg --debug --config progress.debug=yes 2>&1 | grep -E '^clone:' | sed "s#/$bytes bytes#/BYTES bytes#"
-  clone: 0/BYTES bytes (0.00%)
+  $ progress() {
+  >   rm -rf progress; hg init progress
+  >   hg -R progress unbundle -q big.hg --debug --config progress.debug=yes "$@" 2>&1 | sed -n "s#^clone: \([0-9]*\)/$bytes bytes .*#\1#p"
+  > }
+  $ progress > fastio.progress
+  $ progress --config extensions.fastio=! > stock.progress
+  $ "$PYTHON" - $bytes <<'EOF'
+  > import sys
+  > total, step = int(sys.argv[1]), 256 * 1024
+  > updates = {}
+  > for name in ("stock", "fastio"):
+  >     pos = updates[name] = [int(line) for line in open(name + ".progress")]
+  >     print(
+  >         "%s: from 0: %s, to the total: %s, increasing: %s"
+  >         % (name, pos[:1] == [0], pos[-1:] == [total], pos == sorted(set(pos)))
+  >     )
+  > between = updates["fastio"][1:-1]
+  > print("fastio: updates in between:", len(between))
+  > gaps = [b - a for a, b in zip(updates["fastio"], between)]
+  > print("fastio: each after 256 KB or more:", all(gap >= step for gap in gaps))
+  > print("fastio: fewer updates than stock:", len(updates["fastio"]) < len(updates["stock"]))
+  > EOF
+  stock: from 0: True, to the total: True, increasing: True
+  fastio: from 0: True, to the total: True, increasing: True
+  fastio: updates in between: 4
+  fastio: each after 256 KB or more: True
+  fastio: fewer updates than stock: True
 
   $ killdaemons

@@ -124,8 +124,17 @@ releases with the store's mode too)
   $ stat -c %a forced-off/.hg/store/data/dir/file1.i src/.hg/store/data/dir/file1.i
   644
   644
-  $ stat -c %a stock/.hg/store/data/dir/file1.i
-  (644|755) (re)
+  $ "$PYTHON" - <<'EOF'
+  > import os
+  > from mercurial import util
+  > umask = os.umask(0)
+  > def mode(path):
+  >     return os.stat(path + "/.hg/store/data/dir/file1.i").st_mode & 0o777
+  > release = util.versiontuple(n=2)
+  > expected = 0o777 & ~umask if release >= (7, 0) else mode("src")
+  > print("stock's mode, as its release makes it:", mode("stock") == expected)
+  > EOF
+  stock's mode, as its release makes it: True
 
   $ killdaemons
 

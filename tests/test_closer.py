@@ -66,6 +66,9 @@ def test_failing_close_aborts(kind, position):
                 c.close(f, f.name)
     assert b"data/f%d.i" % failing in info.value.message
     assert b"No space left on device" in info.value.message
+    if kind == "inline" or (kind == "auto-slow" and position == "first"):
+        # closed inline (auto mode starts so): the failing close raised
+        assert given == files[: failing + 1]
     # every handle given to the closer was closed all the same: no leak
     assert given and all(f.closed for f in given)
 
@@ -232,34 +235,95 @@ def descriptor_closing(request, monkeypatch):
     return request.param
 
 
-@pytest.mark.parametrize("position", ["first", "middle", "last"])
-def test_failing_descriptor_close_aborts(tmp_path, descriptor_closing, position):
-    count = 40
-    failing = {"first": 0, "middle": count // 2, "last": count - 1}[position]
-    fds = []
-    for i in range(count):
-        if i == failing:
-            fds.append(_BAD_FD)
-        else:
-            fds.append(os.open(str(tmp_path / ("f%d" % i)), os.O_CREAT | os.O_WRONLY))
-    c = make("background")
-    given = []
-    with pytest.raises(error.Abort) as info:
-        with c:
-            for i, fd in enumerate(fds):
-                # a descriptor handed to close() is closed, even if the
-                # call raises an earlier failure
-                given.append(fd)
-                c.close(fd, b"data/f%d.i" % i)
-    assert info.value.message.startswith(b"error closing 'data/f%d.i'" % failing)
-    # the failure surfaced before the last one only if it came early
-    assert given[-1] == fds[-1] or position != "last"
+def _descriptors(tmp_path, count, failing):
+    """``count`` open descriptors, the one at ``failing`` a bad one."""
+    return [
+        (
+            _BAD_FD
+            if i == failing
+            else os.open(str(tmp_path / ("f%d" % i)), os.O_CREAT | os.O_WRONLY)
+        )
+        for i in range(count)
+    ]
+
+
+def _check_closed(fds, given):
+    """Every descriptor handed to close() was closed, even if the call
+    raised an earlier failure; the others are closed here."""
     for fd in given:
         if fd != _BAD_FD:
             with pytest.raises(OSError):
                 os.fstat(fd)
     for fd in fds[len(given) :]:
         os.close(fd)
+
+
+def _settle(c, timeout=10.0):
+    """Wait until the threads closed every handle handed to them (the ones
+    batched in the closer are not yet)."""
+    deadline = time.monotonic() + timeout
+    while c.pending():
+        assert time.monotonic() < deadline, "closes still pending"
+        time.sleep(0.001)
+
+
+POSITIONS = ["first", "middle", "last"]
+
+
+def _failing_index(count, position):
+    return {"first": 0, "middle": count // 2, "last": count - 1}[position]
+
+
+def _close_until_abort(c, fds, failing, settle=False):
+    """Hand ``fds`` to ``c`` until a close() (or the final finish()) raises
+    the failure of the bad one; return the descriptors handed over.  With
+    ``settle``, each is handed over once the threads are done with what
+    they were handed: a failure among it is known to the closer then."""
+    given = []
+    with pytest.raises(error.Abort) as info:
+        with c:
+            for i, fd in enumerate(fds):
+                if settle:
+                    _settle(c)
+                given.append(fd)
+                c.close(fd, b"data/f%d.i" % i)
+    assert info.value.message.startswith(b"error closing 'data/f%d.i'" % failing)
+    return given
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+def test_failing_descriptor_close_aborts_inline(tmp_path, position):
+    # closes inline: the call that closes the bad descriptor raises
+    count = 40
+    failing = _failing_index(count, position)
+    fds = _descriptors(tmp_path, count, failing)
+    given = _close_until_abort(make("inline"), fds, failing)
+    assert given == fds[: failing + 1]
+    _check_closed(fds, given)
+
+
+@pytest.mark.parametrize("settled", [False, True], ids=["racing", "settled"])
+@pytest.mark.parametrize("position", POSITIONS)
+def test_failing_descriptor_close_aborts(
+    tmp_path, descriptor_closing, position, settled
+):
+    count = 40
+    failing = _failing_index(count, position)
+    fds = _descriptors(tmp_path, count, failing)
+    given = _close_until_abort(make("background"), fds, failing, settle=settled)
+    if settled:
+        # the failure surfaces at the first close() after the threads
+        # closed the bad descriptor: the pool takes each descriptor at once
+        # (the next call raises), Python threads a batch once it is full (up
+        # to _BATCH calls later); a bad last descriptor, at finish()
+        if descriptor_closing == "pool":
+            assert len(given) == min(failing + 2, count)
+        else:
+            assert failing < len(given) <= min(failing + closer._BATCH + 1, count)
+        if position != "last":
+            # before the last descriptor was given
+            assert len(given) < count
+    _check_closed(fds, given)
 
 
 def test_descriptors_close_in_background_batches(tmp_path, descriptor_closing):

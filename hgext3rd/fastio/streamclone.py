@@ -101,6 +101,11 @@ class _Application:
             self._since_progress = 0
 
     def done(self, file_count, byte_count):
+        if self._since_progress:
+            # the bytes since the last step: the bar ends at its total, as
+            # stock's does
+            self.progress.increment(step=self._since_progress)
+            self._since_progress = 0
         self.progress.complete()
         self.stats.elapsed = util.timer() - self.start
         compat.report_transferred(self.repo, self.start, file_count, byte_count)
