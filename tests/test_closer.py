@@ -472,3 +472,44 @@ def test_other_error_keeps_its_message(python_threads, watchdog):
         b"fastio: 1 file not closed after 0.3 s (filesystem not responding),"
         b" e.g. 'data/hung.i'\n"
     ]
+
+
+def test_signal_while_a_descriptor_is_in_hand_waits_for_hand_over(tmp_path):
+    # what the writers do around open ... closer.close()
+    c = make("background")
+    hold = closer.hold
+    fd = None
+    with pytest.raises(KeyboardInterrupt):
+        hold.depth += 1
+        try:
+            _thread.interrupt_main()
+            # the handler ran here (a bytecode after the call) and kept it
+            fd = os.open(str(tmp_path / "f"), os.O_CREAT | os.O_WRONLY)
+            c.close(fd, b"f")
+        finally:
+            hold.depth -= 1
+            if hold.pending:
+                hold.deliver()
+    assert fd is not None
+    c.finish()
+    with pytest.raises(OSError):
+        os.fstat(fd)
+
+
+def test_second_signal_in_hand_is_raised_at_once():
+    c = make("inline")
+    hold = closer.hold
+    reached = []
+    with pytest.raises(KeyboardInterrupt):
+        hold.depth += 1
+        try:
+            _thread.interrupt_main()
+            reached.append(1)
+            _thread.interrupt_main()
+            reached.append(2)
+        finally:
+            hold.depth -= 1
+            if hold.pending:
+                hold.deliver()
+    assert reached == [1]
+    c.finish()

@@ -278,3 +278,52 @@ def test_pool_gives_up_on_a_hung_close(tmp_path):
     ], (
         out.stdout + out.stderr
     )
+
+
+_FULL = """
+import _thread, os, sys, threading
+sys.path.insert(0, sys.argv[1])
+from hgext3rd.fastio import closer
+d = os.environ["DIR"]
+def fd(name):
+    return os.open(os.path.join(d, name), os.O_CREAT | os.O_WRONLY)
+asked = []
+def interrupted():
+    asked.append(1)
+    return len(asked) == 2
+pool = closer.FdPool(1, 1, 1, interrupted)
+pool.submit(fd("hung.i"), b"hung.i")  # its close hangs: the ring is full
+flags = pool.submit(fd("a"), b"a")
+print("flags", flags, "submitted", pool.submitted, "asked", len(asked))
+threading.Timer(0.3, _thread.interrupt_main).start()
+try:
+    pool.submit(fd("b"), b"b")
+except KeyboardInterrupt:
+    print("interrupted, submitted", pool.submitted)
+print("finished", pool.finish(0.2), pool.unfinished()[0])
+open(os.environ["FASTIO_HANG_RELEASE"], "w").close()
+print("finished", pool.finish(10))
+"""
+
+
+@needs_pool
+def test_submit_queues_when_interrupted_waiting_for_room(tmp_path):
+    """A full ring (here: a hung close) and a signal: submit stops waiting
+    and still takes the descriptor, beyond capacity."""
+    so = shim(tmp_path, "faultshim.c")
+    env = {
+        "LD_PRELOAD": so,
+        "FASTIO_HANG_CLOSE": "hung.i",
+        "FASTIO_HANG_S": "20",
+        "FASTIO_HANG_RELEASE": str(tmp_path / "release"),
+        "DIR": str(tmp_path),
+    }
+    out = run_script(_FULL, env, timeout=30)
+    assert out.stdout.splitlines() == [
+        "flags 5 submitted 2 asked 2",
+        "interrupted, submitted 3",
+        "finished False 3",
+        "finished True",
+    ], (
+        out.stdout + out.stderr
+    )

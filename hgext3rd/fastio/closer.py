@@ -30,6 +30,17 @@ own.  The transaction's rollback goes on without it: on POSIX an open file
 can be removed.  Without an exception ``finish`` waits as long as it takes
 (a Ctrl-C then ends the wait as above).
 
+A descriptor the main thread holds between its ``open`` and its hand-over
+to a closer is known to no one else: a signal handler raising there (Python
+runs handlers between any two bytecodes) would leave it open, and on Windows
+an open file can be neither removed nor renamed, so the rollback would fail.
+Writers mark that window with :data:`hold` (``hold.depth += 1`` before the
+open; after the hand-over ``hold.depth -= 1`` then ``hold.deliver()`` if
+``hold.pending``): a closer wraps the Python handlers of SIGINT, SIGTERM,
+SIGHUP and SIGBREAK so that a signal arriving in the window is raised once
+the descriptor is handed over.  A second signal in the window is raised at
+once.
+
 ``fork()``: a child process does not own its parent's pending closes (the
 parent's threads close the parent's descriptors; the child's copies close
 when it exits, or execs: they are close-on-exec).  A closer used in a forked
@@ -38,6 +49,7 @@ child forgets them and closes inline from then on.
 
 import os
 import queue
+import signal
 import sys
 import threading
 import time
@@ -134,11 +146,109 @@ def threads_for_latency(latency_ns, produce_ns, max_threads):
     return min(max_threads, max(2, threads))
 
 
+class _Hold:
+    """Signals kept while the main thread holds a descriptor no one else
+    knows of (see the module's docstring).
+
+    ``depth`` is raised by the writers around the window; a wrapped handler
+    called meanwhile appends ``(signum, frame)`` to ``pending`` and returns;
+    :meth:`deliver` calls the original handler once ``depth`` is back to 0.
+    """
+
+    # the signals Mercurial (or Python) turns into exceptions
+    SIGNALS = tuple(
+        getattr(signal, name)
+        for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK")
+        if hasattr(signal, name)
+    )
+
+    def __init__(self):
+        self.depth = 0
+        self.pending = []
+        self._saved = {}  # signum -> the handler we wrapped
+        self._users = 0  # closers that installed the wrapper
+
+    def _handler(self, signum, frame):
+        if self.depth and not self.pending:
+            self.pending.append((signum, frame))
+            return
+        # nothing in hand, or a second signal: now
+        del self.pending[:]
+        self._call(signum, frame)
+
+    def _call(self, signum, frame):
+        handler = self._saved.get(signum)
+        if handler is None:
+            handler = signal.getsignal(signum)
+        if callable(handler) and handler != self._handler:
+            handler(signum, frame)
+
+    def is_pending(self):
+        """A signal is waiting for the window to close (the pool asks
+        while it waits for room, to stop waiting)."""
+        return bool(self.pending)
+
+    def deliver(self):
+        """Act on the signal kept, if the window is closed (main thread)."""
+        if self.depth or not self.pending:
+            return
+        if threading.current_thread() is not threading.main_thread():
+            return
+        signum, frame = self.pending[0]
+        del self.pending[:]
+        self._call(signum, frame)
+
+    def install(self):
+        """Wrap the handlers (main thread only); True if this call counts
+        as a user, to be matched by :meth:`uninstall`."""
+        if threading.current_thread() is not threading.main_thread():
+            return False
+        handler = self._handler
+        try:
+            for signum in self.SIGNALS:
+                current = signal.getsignal(signum)
+                if current == handler or not callable(current):
+                    continue
+                self._saved[signum] = current
+                signal.signal(signum, handler)
+        except (ValueError, OSError):
+            # not the main interpreter: handlers cannot be set here
+            return False
+        self._users += 1
+        return True
+
+    def uninstall(self):
+        self._users -= 1
+        if self._users > 0:
+            return
+        self._users = 0
+        for signum, saved in list(self._saved.items()):
+            try:
+                if signal.getsignal(signum) == self._handler:
+                    signal.signal(signum, saved)
+            except (ValueError, OSError):
+                continue
+            del self._saved[signum]
+        if self.pending and not self.depth:
+            # kept and not delivered (a window closed on another thread):
+            # to the restored handler, at the next bytecode
+            signum = self.pending[0][0]
+            del self.pending[:]
+            signal.raise_signal(signum)
+
+    def _forked(self):
+        self.depth = 0
+        del self.pending[:]
+
+
+hold = _Hold()
+
 # closers with threads or a pool, for the fork hook
 _background = weakref.WeakSet()
 
 
 def _after_fork_in_child():
+    hold._forked()
     for closer in list(_background):
         closer._forget_parent()
 
@@ -210,6 +320,7 @@ class FileCloser:
         self._finished = False
         self.abandoned = 0  # closes given up on by finish()
         self._pid = os.getpid()
+        self._holding = hold.install()
         if mode == MODE_ALWAYS:
             self._start_background(self._fixed_threads or 4)
             self.stats.decision = b"always"
@@ -284,6 +395,7 @@ class FileCloser:
                     self._max_pending,
                     self._pool_threads,
                     self._max_threads,
+                    hold.is_pending,
                 )
             except BaseException:
                 self._close_inline(fd, name)
@@ -619,6 +731,9 @@ class FileCloser:
                 # again: give up on them now
                 complete = False
         self._finished = True
+        if self._holding:
+            self._holding = False
+            hold.uninstall()
         stats = self.stats
         if self._pool is not None:
             stats.wait_ns += self._pool.wait_ns
@@ -712,6 +827,7 @@ class FileCloser:
         self._error = None
         self._error_lock = threading.Lock()
         self._mode = MODE_NEVER
+        self._holding = False
         self.stats.decision = b"never (forked child)"
 
     @property

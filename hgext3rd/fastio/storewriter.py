@@ -23,12 +23,14 @@ import re
 from mercurial.i18n import _
 from mercurial import error, pycompat, util
 
-from . import compat
+from . import closer as closermod, compat
 
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_NOINHERIT = getattr(os, "O_NOINHERIT", 0) or getattr(os, "O_CLOEXEC", 0)
 _NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_NOINHERIT
 _REPLACE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _O_BINARY | _O_NOINHERIT
+# signals wait while a descriptor is between its open and the closer
+_hold = closermod.hold
 
 
 def bad_name(name, reason):
@@ -205,23 +207,32 @@ class StoreWriter:
         """Create one prepared file; ``content`` is a buffer slice, or a
         ``copy(write, size)`` function for contents not in memory."""
         path, flags, mode = place
+        hold = _hold
+        hold.depth += 1
         try:
-            fd = os.open(path, flags, mode)
-        except OSError as exc:
-            raise write_error(name, exc)
-        try:
-            if size:
-                if content.__class__ is memoryview:
-                    _write_all(fd, content)
-                else:
-                    content(_writer(fd), size)
-        except OSError as exc:
-            os.close(fd)
-            raise write_error(name, exc)
-        except BaseException:
-            os.close(fd)
-            raise
-        self._closer.close(fd, name)
+            try:
+                fd = os.open(path, flags, mode)
+            except OSError as exc:
+                raise write_error(name, exc)
+            try:
+                if size:
+                    if content.__class__ is memoryview:
+                        _write_all(fd, content)
+                    else:
+                        content(_writer(fd), size)
+            except OSError as exc:
+                os.close(fd)
+                raise write_error(name, exc)
+            except BaseException:
+                os.close(fd)
+                raise
+            self._closer.close(fd, name)
+        finally:
+            # a signal that came meanwhile is raised now, with the
+            # descriptor closed or the closer's
+            hold.depth -= 1
+            if hold.pending:
+                hold.deliver()
 
     def write_file(self, src, name, size, copy):
         """Create ``name`` with ``size`` bytes given by ``copy(write, size)``."""
