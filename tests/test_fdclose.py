@@ -237,6 +237,18 @@ def test_pool_refuses_use_in_forked_child():
     assert pool.finish(5.0)
 
 
+def hang_env(tmp_path):
+    """The environment of a script whose close of 'hung.i' hangs (20 s at
+    most) until the file $FASTIO_HANG_RELEASE exists."""
+    return {
+        "LD_PRELOAD": shim(tmp_path, "faultshim.c"),
+        "FASTIO_HANG_CLOSE": "hung.i",
+        "FASTIO_HANG_S": "20",
+        "FASTIO_HANG_RELEASE": str(tmp_path / "release"),
+        "DIR": str(tmp_path),
+    }
+
+
 # -- a close that hangs ---------------------------------------------------------
 
 _HANG = """
@@ -262,14 +274,7 @@ print("open after release", [fd for fd in fds if os.path.exists("/proc/self/fd/%
 
 @needs_pool
 def test_pool_gives_up_on_a_hung_close(tmp_path):
-    so = shim(tmp_path, "faultshim.c")
-    env = {
-        "LD_PRELOAD": so,
-        "FASTIO_HANG_CLOSE": "hung.i",
-        "FASTIO_HANG_S": "20",
-        "FASTIO_HANG_RELEASE": str(tmp_path / "release"),
-        "DIR": str(tmp_path),
-    }
+    env = hang_env(tmp_path)
     out = run_script(_HANG, env, timeout=30)
     assert out.stdout.splitlines() == [
         "finished False after 0.5",
@@ -310,14 +315,7 @@ print("finished", pool.finish(10))
 def test_submit_queues_when_interrupted_waiting_for_room(tmp_path):
     """A full ring (here: a hung close) and a signal: submit stops waiting
     and still takes the descriptor, beyond capacity."""
-    so = shim(tmp_path, "faultshim.c")
-    env = {
-        "LD_PRELOAD": so,
-        "FASTIO_HANG_CLOSE": "hung.i",
-        "FASTIO_HANG_S": "20",
-        "FASTIO_HANG_RELEASE": str(tmp_path / "release"),
-        "DIR": str(tmp_path),
-    }
+    env = hang_env(tmp_path)
     out = run_script(_FULL, env, timeout=30)
     assert out.stdout.splitlines() == [
         "flags 5 submitted 2 asked 2",
