@@ -18,7 +18,7 @@ Every option is registered and documented
   > missing = [n for n in names if '``fastio.%s``' % n not in f.__doc__]
   > print(len(names), 'options', 'missing from help:', missing)
   > PY
-  10 options missing from help: []
+  11 options missing from help: []
 
 Silent by default: a clone prints what stock prints
 

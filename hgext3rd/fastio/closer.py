@@ -12,7 +12,8 @@ grows them when the bounded queue of pending handles fills up.
 Every failure of a close (or of the flush a buffered file does in close) is
 kept and re-raised in the thread that owns the operation: at the next
 ``close()`` call and, at the latest, by :meth:`FileCloser.finish`, which waits
-for every pending handle.  Nothing is ever left open or silently dropped.
+for every pending handle.  Nothing is left open or silently dropped (a close
+that hangs is given up on only with an abort, see below).
 
 Handles are either raw file descriptors (``int``) or objects with a
 ``close()`` method (the file objects of a vfs).
@@ -24,11 +25,14 @@ interrupt or any other) leaves the operation, ``finish`` waits for the
 pending closes at most ``close_timeout`` seconds (``fastio.close-timeout``):
 a close that has not returned by then (a hard-mounted NFS server that
 stopped answering) is abandoned, and the command aborts with the number of
-such files and the name of one.  An abandoned descriptor stays open in the
-process until its close returns or the process exits; its thread ends on its
-own.  The transaction's rollback goes on without it: on POSIX an open file
-can be removed.  Without an exception ``finish`` waits as long as it takes
-(a Ctrl-C then ends the wait as above).
+such files and the name of one (a warning only, when the exception leaving
+is a failure other than an interrupt: that failure is the abort).  An
+abandoned descriptor stays open in the process until its close returns or
+the process exits; its thread ends on its own.  The transaction's rollback
+goes on without it: on POSIX an open file can be removed (on Windows it
+cannot).  Without an exception ``finish`` waits as long as it takes (a
+Ctrl-C then ends the wait as above).  An inline close cannot be given up
+on: it runs on the thread that would give up.
 
 A descriptor the main thread holds between its ``open`` and its hand-over
 to a closer is known to no one else: a signal handler raising there (Python
