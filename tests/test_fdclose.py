@@ -63,7 +63,7 @@ def wait_child(pid, seconds):
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
-            return os.waitstatus_to_exitcode(status)
+            return os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
         if time.monotonic() > deadline:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
@@ -198,7 +198,7 @@ while True:
         print("child hung")
         sys.exit(1)
     time.sleep(0.05)
-print("child exit", os.waitstatus_to_exitcode(status))
+print("child exit", os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1)
 more = opened("q", 10)
 for fd in more:
     c.close(fd, b"q")
