@@ -26,7 +26,7 @@ the same under a shim that gives open files Windows' locks.
   >   rm -rf dest; if [ $3 = empty ]; then hg init dest; else cp -a $3 dest; fi
   >   listing dest > before
   >   LD_PRELOAD="$TESTTMP/delay.so $PRELOAD" FASTIO_CLOSE_DELAY_US=2000 \
-  >     "$PYTHON" "$TESTDIR/sigdefault.py" hg -R dest unbundle -q $2 --config fastio.background-close=${MODE:-never} > out 2>&1 &
+  >     "$PYTHON" "$TESTDIR/sigdefault.py" hg -R dest unbundle -q $2 ${OPTS:---config fastio.background-close=never} > out 2>&1 &
   >   pid=$!
   >   n=0; while [ ! -L dest/.hg/store/lock ] && [ $n -lt 1000 ]; do sleep 0.01; n=$((n+1)); done
   >   sleep 0.5
@@ -102,11 +102,14 @@ runs the handler as the open returns), then from outside as above
   >   rm -rf dest; hg init dest; listing dest > before
   >   LD_PRELOAD="$TESTTMP/delay.so $PRELOAD" FASTIO_CLOSE_DELAY_US=2000 \
   >   FASTIO_SIGNAL=$1 FASTIO_SIGNAL_AFTER_OPEN=data/d05/f00305.i \
-  >     hg -R dest unbundle -q $2 --config fastio.background-close=$MODE \
+  >     hg -R dest unbundle -q $2 $OPTS \
   >     --config extensions.sig="$TESTDIR/signalafteropen.py" > out 2>&1
   >   outcome $1 $2 $?
   > }
-  $ export PRELOAD="$TESTTMP/winlock.so" MODE=always
+(two closing threads, not more: the apply must last past the signal)
+
+  $ export PRELOAD="$TESTTMP/winlock.so"
+  $ export OPTS="--config fastio.background-close=always --config fastio.close-threads=2"
   $ for how in inhand interrupt; do
   >   for sig in INT TERM; do
   >     HOW="$how: " $how $sig v2.hg empty
@@ -147,7 +150,7 @@ A hook that fails after the changegroup is applied: rolled back as cleanly
   hook cg.hg: exit 255
   abort: pretxnchangegroup hook exited with status 1
   unchanged
-  $ unset PRELOAD MODE
+  $ unset PRELOAD OPTS
 
 SIGKILL right after a new revlog file is created, before the revlog journals
 it (stock's order): fastio journals it first, so hg recover leaves no stray
