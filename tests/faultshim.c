@@ -1,8 +1,16 @@
-/* LD_PRELOAD shim: make write() or close() fail on chosen files.
+/* LD_PRELOAD shim: make write() or close() fail, or close() hang, on chosen
+ * files.
  *
  * FASTIO_FAIL_CLOSE=substring   close() of a file opened for writing whose
  *                               path contains it closes, then fails ENOSPC
+ *                               (or the errno $FASTIO_FAIL_CLOSE_ERRNO)
  * FASTIO_FAIL_WRITE=substring   write() to such a file fails ENOSPC
+ * FASTIO_HANG_CLOSE=substring   close() of such a file first sleeps (a
+ *                               hard-mounted NFS server that stopped
+ *                               answering): $FASTIO_HANG_S seconds (60),
+ *                               or until the file $FASTIO_HANG_RELEASE
+ *                               exists; it creates $FASTIO_HANG_STARTED
+ *                               when it starts (for tests that wait for it)
  *
  * build: gcc -O2 -shared -fPIC -o faultshim.so faultshim.c -ldl
  */
@@ -13,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int matches(int fd, const char *var)
@@ -34,17 +43,36 @@ static int matches(int fd, const char *var)
 	return strstr(path, pattern) != NULL;
 }
 
+static void hang(int (*real_close)(int))
+{
+	const char *started = getenv("FASTIO_HANG_STARTED");
+	const char *release = getenv("FASTIO_HANG_RELEASE");
+	const char *limit = getenv("FASTIO_HANG_S");
+	long ticks = (limit && *limit ? atol(limit) : 60) * 100;
+	struct timespec tick = {0, 10 * 1000 * 1000};
+	if (started && *started) {
+		int m = open(started, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (m >= 0)
+			real_close(m);
+	}
+	while (ticks-- > 0 && !(release && *release && access(release, F_OK) == 0))
+		nanosleep(&tick, NULL);
+}
+
 int close(int fd)
 {
 	static int (*real_close)(int);
 	int fail;
 	if (!real_close)
 		real_close = (int (*)(int))dlsym(RTLD_NEXT, "close");
+	if (matches(fd, "FASTIO_HANG_CLOSE"))
+		hang(real_close);
 	fail = matches(fd, "FASTIO_FAIL_CLOSE");
 	if (real_close(fd) != 0)
 		return -1;
 	if (fail) {
-		errno = ENOSPC;
+		const char *err = getenv("FASTIO_FAIL_CLOSE_ERRNO");
+		errno = err && *err ? atoi(err) : ENOSPC;
 		return -1;
 	}
 	return 0;

@@ -10,6 +10,7 @@ repository's filesystem whose files are removed afterwards
     buffer-size: 1MB (default)
     close-sample: 8 (default)
     close-threads: 3
+    close-timeout: 5s (default)
     max-close-threads: 128 (default)
     max-pending-closes: 256 (default)
     probe-max-age: 7d (default)

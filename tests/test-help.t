@@ -30,13 +30,14 @@ its default, and "hg config" knows them
   buffer-size 1MB documented
   close-sample 8 documented
   close-threads 0 documented
+  close-timeout 5s documented
   max-close-threads 128 documented
   max-pending-closes 256 documented
   probe-max-age 7d documented
   report no documented
   slow-close-threshold 50us documented
   stream-writer yes documented
-  10 options in the help
+  11 options in the help
 
   $ grep -E '^(What|Background|Checking|Configuration)' help.txt
   What is accelerated
@@ -49,6 +50,7 @@ its default, and "hg config" knows them
   fastio.buffer-size=1MB
   fastio.close-sample=8
   fastio.close-threads=0
+  fastio.close-timeout=5s
   fastio.max-close-threads=128
   fastio.max-pending-closes=256
   fastio.probe-max-age=7d

@@ -1,7 +1,8 @@
 SIGINT and SIGTERM while a stream bundle or a changegroup is applied (closes
 made slow by an LD_PRELOAD shim, so that the signal comes mid-apply: it is
 sent once the first files are in the store) roll the application back: an
-"interrupted!" or "killed!" line, exit 255, the repository as before.
+"interrupted!" or "killed!" line, exit 255, the repository as before.  Then
+the same under a shim that gives open files Windows' locks.
 
   $ command -v gcc > /dev/null || exit 80
   $ gcc -O2 -shared -fPIC -o "$TESTTMP/delay.so" "$ROOTDIR/bench/closedelay.c" -ldl
@@ -24,14 +25,17 @@ sent once the first files are in the store) roll the application back: an
   >   # the shell has background jobs ignore it)
   >   rm -rf dest; if [ $3 = empty ]; then hg init dest; else cp -a $3 dest; fi
   >   listing dest > before
-  >   LD_PRELOAD="$TESTTMP/delay.so" FASTIO_CLOSE_DELAY_US=2000 \
-  >     "$PYTHON" "$TESTDIR/sigdefault.py" hg -R dest unbundle -q $2 --config fastio.background-close=never > out 2>&1 &
+  >   LD_PRELOAD="$TESTTMP/delay.so $PRELOAD" FASTIO_CLOSE_DELAY_US=2000 \
+  >     "$PYTHON" "$TESTDIR/sigdefault.py" hg -R dest unbundle -q $2 ${OPTS:---config fastio.background-close=never} > out 2>&1 &
   >   pid=$!
   >   n=0; while [ ! -L dest/.hg/store/lock ] && [ $n -lt 1000 ]; do sleep 0.01; n=$((n+1)); done
   >   sleep 0.5
   >   kill -$1 $pid
   >   wait $pid
-  >   echo "$1 $2: exit $?"
+  >   outcome $1 $2 $?
+  > }
+  $ outcome() {
+  >   echo "$HOW$1 $2: exit $3"
   >   grep -v -e '^transaction abort!$' -e '^rollback completed$' out
   >   listing dest > after
   >   cmp -s before after && echo unchanged || diff before after | head -5
@@ -61,6 +65,92 @@ sent once the first files are in the store) roll the application back: an
   TERM cg-base0.hg: exit 255
   killed!
   unchanged
+
+The same with closes pending in background, on a filesystem that refuses
+to remove or rename a file still open (Windows; modelled by
+tests/winlockshim.c, an LD_PRELOAD shim): the rollback removes every file,
+so no descriptor may be open when it runs, neither a pending close nor one
+in hand between its open and its hand-over to the closer
+
+  $ gcc -O2 -shared -fPIC -o "$TESTTMP/winlock.so" "$TESTDIR/winlockshim.c" -ldl
+  $ "$PYTHON" - <<'PY'
+  > import subprocess, sys, os
+  > code = """if 1:
+  >     import os
+  >     fd = os.open("f", os.O_CREAT | os.O_WRONLY)
+  >     for call in (lambda: os.unlink("f"), lambda: os.rename("f", "g")):
+  >         try:
+  >             call()
+  >         except PermissionError as exc:
+  >             print(exc)
+  >     os.close(fd)
+  >     os.unlink("f")
+  >     print("removed once closed")
+  > """
+  > env = dict(os.environ, LD_PRELOAD=os.environ["TESTTMP"] + "/winlock.so")
+  > subprocess.run([sys.executable, "-c", code], env=env, check=True)
+  > PY
+  [Errno 13] Permission denied: 'f'
+  [Errno 13] Permission denied: 'f' -> 'g'
+  removed once closed
+
+The signal right after a file is opened, before the writer hands its
+descriptor over (tests/signalafteropen.py sends it from os.open: Python
+runs the handler as the open returns), then from outside as above
+
+  $ inhand() {
+  >   rm -rf dest; hg init dest; listing dest > before
+  >   LD_PRELOAD="$TESTTMP/delay.so $PRELOAD" FASTIO_CLOSE_DELAY_US=2000 \
+  >   FASTIO_SIGNAL=$1 FASTIO_SIGNAL_AFTER_OPEN=data/d05/f00305.i \
+  >     hg -R dest unbundle -q $2 $OPTS \
+  >     --config extensions.sig="$TESTDIR/signalafteropen.py" > out 2>&1
+  >   outcome $1 $2 $?
+  > }
+(two closing threads, not more: the apply must last past the signal)
+
+  $ export PRELOAD="$TESTTMP/winlock.so"
+  $ export OPTS="--config fastio.background-close=always --config fastio.close-threads=2"
+  $ for how in inhand interrupt; do
+  >   for sig in INT TERM; do
+  >     HOW="$how: " $how $sig v2.hg empty
+  >     HOW="$how: " $how $sig cg.hg empty
+  >   done
+  > done
+  inhand: INT v2.hg: exit 255
+  interrupted!
+  unchanged
+  inhand: INT cg.hg: exit 255
+  interrupted!
+  unchanged
+  inhand: TERM v2.hg: exit 255
+  killed!
+  unchanged
+  inhand: TERM cg.hg: exit 255
+  killed!
+  unchanged
+  interrupt: INT v2.hg: exit 255
+  interrupted!
+  unchanged
+  interrupt: INT cg.hg: exit 255
+  interrupted!
+  unchanged
+  interrupt: TERM v2.hg: exit 255
+  killed!
+  unchanged
+  interrupt: TERM cg.hg: exit 255
+  killed!
+  unchanged
+
+A hook that fails after the changegroup is applied: rolled back as cleanly
+
+  $ rm -rf dest; hg init dest; listing dest > before
+  $ LD_PRELOAD="$TESTTMP/delay.so $PRELOAD" FASTIO_CLOSE_DELAY_US=2000 \
+  >   hg -R dest unbundle -q cg.hg --config fastio.background-close=always \
+  >   --config hooks.pretxnchangegroup=false > out 2>&1; outcome hook cg.hg $?
+  hook cg.hg: exit 255
+  abort: pretxnchangegroup hook exited with status 1
+  unchanged
+  $ unset PRELOAD OPTS
 
 SIGKILL right after a new revlog file is created, before the revlog journals
 it (stock's order): fastio journals it first, so hg recover leaves no stray

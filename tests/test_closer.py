@@ -1,7 +1,9 @@
 """Unit tests of the background closer: no failure is ever lost."""
 
+import _thread
 import errno
 import os
+import signal
 import sys
 import threading
 import time
@@ -365,3 +367,213 @@ def test_pool_bounds_pending_and_threads():
     for fd in fds:
         with pytest.raises(OSError):
             os.fstat(fd)
+
+
+# -- interrupts and hung closes ----------------------------------------------
+
+
+class Hung(Exception):
+    """The watchdog's: a wait that should have ended did not."""
+
+
+@pytest.fixture
+def watchdog():
+    """``watchdog(seconds)``: raise Hung in the main thread if the test is
+    still running then (instead of hanging the suite)."""
+
+    def expire(signum, frame):
+        raise Hung("still waiting after the watchdog's time")
+
+    old = signal.signal(signal.SIGALRM, expire)
+
+    def arm(seconds):
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+
+    yield arm
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, old)
+
+
+def interrupt_after(seconds):
+    """A Ctrl-C for the main thread in ``seconds``, as Python sees one."""
+    t = threading.Timer(seconds, _thread.interrupt_main)
+    t.daemon = True
+    t.start()
+    return t
+
+
+class HungFile(FakeFile):
+    """A close that does not return until ``release`` is set (a hard-mounted
+    NFS server that stopped answering), 30 s at most."""
+
+    def __init__(self, name, release):
+        super().__init__(name)
+        self.release = release
+
+    def close(self):
+        self.release.wait(30)
+        super().close()
+
+
+@pytest.fixture
+def python_threads(monkeypatch):
+    """The Python-thread path (Windows, no compiler, file objects)."""
+    monkeypatch.setattr(closer, "FdPool", None)
+    monkeypatch.setattr(closer, "close_fds", None)
+
+
+def test_interrupted_drain_leaves_the_closer_usable(python_threads, watchdog):
+    c = make("background")
+    first = [FakeFile(b"a%d" % i, delay=0.03) for i in range(40)]
+    for f in first:
+        c.close(f, f.name)
+    interrupt_after(0.1)
+    with pytest.raises(KeyboardInterrupt):
+        c.drain()
+    assert not all(f.closed for f in first), "the drain was not interrupted"
+    watchdog(10)
+    second = [FakeFile(b"b%d" % i) for i in range(30)]
+    for f in second:
+        c.close(f, f.name)
+    c.drain()
+    assert all(f.closed for f in first + second)
+    c.finish()
+    assert c.pending() == 0
+
+
+def test_hung_close_abandoned_when_interrupted(python_threads, watchdog):
+    release = threading.Event()
+    c = make("background", close_timeout=0.5)
+    # (last: a Python thread closes a batch in order, the files after a
+    # hung one in its batch would wait too)
+    files = [FakeFile(b"f%d" % i) for i in range(6)]
+    files.append(HungFile(b"data/hung.i", release))
+    watchdog(10)
+    start = time.monotonic()
+    try:
+        with pytest.raises(error.Abort) as info:
+            with c:
+                for f in files:
+                    c.close(f, f.name)
+                raise KeyboardInterrupt
+    finally:
+        release.set()
+    assert time.monotonic() - start < 5
+    assert info.value.message == (
+        b"1 file not closed after 0.5 s (filesystem not responding),"
+        b" e.g. 'data/hung.i'"
+    )
+    assert isinstance(info.value.__context__, KeyboardInterrupt)
+    assert c.abandoned == 1 and c.failure is not None
+
+
+def test_interrupted_finish_waits_the_grace_time_only(python_threads, watchdog):
+    # no exception: finish waits as long as it takes, until a Ctrl-C
+    release = threading.Event()
+    c = make("background", close_timeout=0.5)
+    for i in range(5):
+        c.close(FakeFile(b"f%d" % i), b"f%d" % i)
+    c.close(HungFile(b"data/hung.i", release), b"data/hung.i")
+    interrupt_after(0.3)
+    watchdog(10)
+    try:
+        with pytest.raises(error.Abort) as info:
+            c.finish()
+    finally:
+        release.set()
+    assert b"1 file not closed after 0.5 s" in info.value.message
+
+
+def test_interrupted_finish_is_still_an_interrupt(python_threads, watchdog):
+    # closes that end within the grace time (5 s): the interrupt goes on
+    c = make("background")
+    files = [FakeFile(b"f%d" % i, delay=0.05) for i in range(12)]
+    for f in files:
+        c.close(f, f.name)
+    interrupt_after(0.05)
+    watchdog(10)
+    with pytest.raises(KeyboardInterrupt):
+        c.finish()
+    assert all(f.closed for f in files)
+    # finished: a second call (the caller's except clause) returns at once
+    c.finish(raise_errors=False)
+
+
+def test_other_error_keeps_its_message(python_threads, watchdog):
+    release = threading.Event()
+
+    class UI:
+        def __init__(self):
+            self.warnings = []
+
+        def warn(self, msg):
+            self.warnings.append(msg)
+
+        def debug(self, msg):
+            pass
+
+        def makeprogress(self, *args, **kwargs):
+            return Progress()
+
+    class Progress:
+        def update(self, pos):
+            pass
+
+        def complete(self):
+            pass
+
+    ui = UI()
+    c = make("background", ui=ui, close_timeout=0.3)
+    watchdog(10)
+    try:
+        with pytest.raises(KeyError):
+            with c:
+                c.close(HungFile(b"data/hung.i", release), b"data/hung.i")
+                raise KeyError("the first failure")
+    finally:
+        release.set()
+    assert ui.warnings == [
+        b"fastio: 1 file not closed after 0.3 s (filesystem not responding),"
+        b" e.g. 'data/hung.i'\n"
+    ]
+
+
+def test_signal_while_a_descriptor_is_in_hand_waits_for_hand_over(tmp_path):
+    # what the writers do around open ... closer.close()
+    c = make("background")
+    hold = closer.hold
+    fd = None
+    with pytest.raises(KeyboardInterrupt):
+        hold.depth += 1
+        try:
+            _thread.interrupt_main()
+            # the handler ran here (a bytecode after the call) and kept it
+            fd = os.open(str(tmp_path / "f"), os.O_CREAT | os.O_WRONLY)
+            c.close(fd, b"f")
+        finally:
+            hold.depth -= 1
+            if hold.pending:
+                hold.deliver()
+    assert fd is not None
+    c.finish()
+    with pytest.raises(OSError):
+        os.fstat(fd)
+
+
+def test_second_signal_in_hand_is_raised_at_once():
+    c = make("inline")
+    hold = closer.hold
+    reached = []
+    with pytest.raises(KeyboardInterrupt):
+        hold.depth += 1
+        try:
+            _thread.interrupt_main()
+            reached.append(1)
+            _thread.interrupt_main()
+            reached.append(2)
+        finally:
+            hold.depth -= 1
+            if hold.pending:
+                hold.deliver()
+    assert reached == [1]
+    c.finish()

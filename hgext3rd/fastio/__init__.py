@@ -116,6 +116,18 @@ Configuration
   Upper bound on files written but not yet closed; keeps well below the
   512 descriptors Windows allows by default. Default: 256.
 
+``fastio.close-timeout``
+  How long pending closes may take once a command is interrupted (Ctrl-C,
+  SIGTERM) or fails, with a unit (``ms``, ``s``; a bare number is
+  seconds).  A close still not done then (a hard-mounted NFS server that
+  stopped answering) is abandoned: the command aborts with ``N files not
+  closed after T s (filesystem not responding)`` and the name of one of
+  them, and the transaction is rolled back all the same.  An abandoned
+  file stays open in the process until its close returns or the process
+  exits.  Without an interruption or a failure, closes are waited for as
+  long as they take (a Ctrl-C then ends the wait as above).
+  Default: ``5s``.
+
 ``fastio.buffer-size``
   Size of the blocks bundles are read in. Default: ``1MB``.
 

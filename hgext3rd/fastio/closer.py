@@ -12,16 +12,52 @@ grows them when the bounded queue of pending handles fills up.
 Every failure of a close (or of the flush a buffered file does in close) is
 kept and re-raised in the thread that owns the operation: at the next
 ``close()`` call and, at the latest, by :meth:`FileCloser.finish`, which waits
-for every pending handle.  Nothing is ever left open or silently dropped.
+for every pending handle.  Nothing is left open or silently dropped (a close
+that hangs is given up on only with an abort, see below).
 
 Handles are either raw file descriptors (``int``) or objects with a
 ``close()`` method (the file objects of a vfs).
+
+Interrupts.  Every wait (for room, :meth:`~FileCloser.drain`,
+:meth:`~FileCloser.finish`) is made of short steps, so that a Ctrl-C or a
+SIGTERM is handled within a tenth of a second.  When an exception (an
+interrupt or any other) leaves the operation, ``finish`` waits for the
+pending closes at most ``close_timeout`` seconds (``fastio.close-timeout``):
+a close that has not returned by then (a hard-mounted NFS server that
+stopped answering) is abandoned, and the command aborts with the number of
+such files and the name of one (a warning only, when the exception leaving
+is a failure other than an interrupt: that failure is the abort).  An
+abandoned descriptor stays open in the process until its close returns or
+the process exits; its thread ends on its own.  The transaction's rollback
+goes on without it: on POSIX an open file can be removed (on Windows it
+cannot).  Without an exception ``finish`` waits as long as it takes (a
+Ctrl-C then ends the wait as above).  An inline close cannot be given up
+on: it runs on the thread that would give up.
+
+A descriptor the main thread holds between its ``open`` and its hand-over
+to a closer is known to no one else: a signal handler raising there (Python
+runs handlers between any two bytecodes) would leave it open, and on Windows
+an open file can be neither removed nor renamed, so the rollback would fail.
+Writers mark that window with :data:`hold` (``hold.depth += 1`` before the
+open; after the hand-over ``hold.depth -= 1`` then ``hold.deliver()`` if
+``hold.pending``): a closer wraps the Python handlers of SIGINT, SIGTERM,
+SIGHUP and SIGBREAK so that a signal arriving in the window is raised once
+the descriptor is handed over.  A second signal in the window is raised at
+once.
+
+``fork()``: a child process does not own its parent's pending closes (the
+parent's threads close the parent's descriptors; the child's copies close
+when it exits, or execs: they are close-on-exec).  A closer used in a forked
+child forgets them and closes inline from then on.
 """
 
 import os
 import queue
+import signal
+import sys
 import threading
 import time
+import weakref
 
 from mercurial.i18n import _
 from mercurial import demandimport, error, pycompat
@@ -51,6 +87,11 @@ _perf_ns = time.perf_counter_ns
 
 # a drain that has not finished after this long shows a progress bar
 PROGRESS_AFTER_S = 1.0
+# longest wait between two looks at signals (and at the progress bar)
+_STEP_S = 0.1
+# fastio.close-timeout's default: how long pending closes get once an
+# exception (a Ctrl-C, a failure) leaves the operation
+CLOSE_TIMEOUT_S = 5.0
 # time to produce one file (open, write, journal) assumed when the latency
 # comes from a cache and there is no rate measured yet: a stream apply's on
 # tmpfs is ~20 us; backpressure adds threads if the guess is low
@@ -109,38 +150,122 @@ def threads_for_latency(latency_ns, produce_ns, max_threads):
     return min(max_threads, max(2, threads))
 
 
+class _Hold:
+    """Signals kept while the main thread holds a descriptor no one else
+    knows of (see the module's docstring).
+
+    ``depth`` is raised by the writers around the window; a wrapped handler
+    called meanwhile appends ``(signum, frame)`` to ``pending`` and returns;
+    :meth:`deliver` calls the original handler once ``depth`` is back to 0.
+    """
+
+    # the signals Mercurial (or Python) turns into exceptions
+    SIGNALS = tuple(
+        getattr(signal, name)
+        for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK")
+        if hasattr(signal, name)
+    )
+
+    def __init__(self):
+        self.depth = 0
+        self.pending = []
+        self._saved = {}  # signum -> the handler we wrapped
+        self._users = 0  # closers that installed the wrapper
+
+    def _handler(self, signum, frame):
+        if self.depth and not self.pending:
+            self.pending.append((signum, frame))
+            return
+        # nothing in hand, or a second signal: now
+        del self.pending[:]
+        self._call(signum, frame)
+
+    def _call(self, signum, frame):
+        handler = self._saved.get(signum)
+        if handler is None:
+            handler = signal.getsignal(signum)
+        if callable(handler) and handler != self._handler:
+            handler(signum, frame)
+
+    def is_pending(self):
+        """A signal is waiting for the window to close (the pool asks
+        while it waits for room, to stop waiting)."""
+        return bool(self.pending)
+
+    def deliver(self):
+        """Act on the signal kept, if the window is closed (main thread)."""
+        if self.depth or not self.pending:
+            return
+        if threading.current_thread() is not threading.main_thread():
+            return
+        signum, frame = self.pending[0]
+        del self.pending[:]
+        self._call(signum, frame)
+
+    def install(self):
+        """Wrap the handlers (main thread only); True if this call counts
+        as a user, to be matched by :meth:`uninstall`."""
+        if threading.current_thread() is not threading.main_thread():
+            return False
+        handler = self._handler
+        try:
+            for signum in self.SIGNALS:
+                current = signal.getsignal(signum)
+                if current == handler or not callable(current):
+                    continue
+                self._saved[signum] = current
+                signal.signal(signum, handler)
+        except (ValueError, OSError):
+            # not the main interpreter: handlers cannot be set here
+            return False
+        self._users += 1
+        return True
+
+    def uninstall(self):
+        self._users -= 1
+        if self._users > 0:
+            return
+        self._users = 0
+        for signum, saved in list(self._saved.items()):
+            try:
+                if signal.getsignal(signum) == self._handler:
+                    signal.signal(signum, saved)
+            except (ValueError, OSError):
+                continue
+            del self._saved[signum]
+        if self.pending and not self.depth:
+            # kept and not delivered (a window closed on another thread):
+            # to the restored handler, at the next bytecode
+            signum = self.pending[0][0]
+            del self.pending[:]
+            signal.raise_signal(signum)
+
+    def _forked(self):
+        self.depth = 0
+        del self.pending[:]
+
+
+hold = _Hold()
+
+# closers with threads or a pool, for the fork hook
+_background = weakref.WeakSet()
+
+
+def _after_fork_in_child():
+    hold._forked()
+    for closer in list(_background):
+        closer._forget_parent()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 class _Worker:
     def __init__(self):
         self.done = 0
         self.thread = None
-
-
-class _Barrier:
-    """Put once per thread: each thread that takes it has finished all it
-    took before, and waits there until every thread has arrived."""
-
-    def __init__(self, count):
-        self._left = count
-        self._lock = threading.Lock()
-        self._all_there = threading.Event()
-        self._arrived = queue.SimpleQueue()
-
-    def reached(self, worker):
-        self._arrived.put(worker)
-        self._all_there.wait()
-
-    def wait(self, timeout=None):
-        """True once every thread arrived, False if ``timeout`` passed."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while self._left:
-            left = None if deadline is None else max(0, deadline - time.monotonic())
-            try:
-                self._arrived.get(timeout=left)
-            except queue.Empty:
-                return False
-            self._left -= 1
-        self._all_there.set()
-        return True
+        self.current = None  # name of the handle being closed
 
 
 class FileCloser:
@@ -151,6 +276,8 @@ class FileCloser:
     the background.  ``threads`` fixes the thread count (0: derive it).
     ``max_pending`` bounds the handles queued but not yet closed, so that
     descriptor limits (512 by default on Windows) are never reached.
+    ``close_timeout`` is how long :meth:`finish` waits for pending closes
+    while an exception leaves the operation (seconds).
     """
 
     def __init__(
@@ -164,6 +291,7 @@ class FileCloser:
         window=8,
         stats=None,
         initial_latency_ns=None,
+        close_timeout=CLOSE_TIMEOUT_S,
     ):
         self._ui = ui
         self._mode = mode
@@ -173,6 +301,7 @@ class FileCloser:
         self._max_threads = max(1, max_threads, threads)
         self._max_pending = max(1, max_pending)
         self._window = max(2, window)
+        self._close_timeout = max(0.0, close_timeout)
         self.stats = stats if stats is not None else CloserStats()
 
         self._queue = None  # set once closing moved to the background
@@ -182,12 +311,20 @@ class FileCloser:
         self._batch_size = min(_BATCH, max(1, self._max_pending // 4))
         self._workers = []
         self._submitted = 0
+        # Python threads: counts done under it, the owner waits on it
+        self._cond = threading.Condition(threading.Lock())
+        self._waiting = False  # the owner waits on _cond
+        self._exited = 0  # threads that took their sentinel
+        self._stopping = False  # sentinels sent
         self._error = None  # (name, exception) of the first failure
         self._error_lock = threading.Lock()
         self._samples = []
         self._slow = 0  # samples of the window at or above the threshold
         self._window_start = None
         self._finished = False
+        self.abandoned = 0  # closes given up on by finish()
+        self._pid = os.getpid()
+        self._holding = hold.install()
         if mode == MODE_ALWAYS:
             self._start_background(self._fixed_threads or 4)
             self.stats.decision = b"always"
@@ -214,7 +351,10 @@ class FileCloser:
     # -- the hot path -----------------------------------------------------
 
     def close(self, handle, name=None):
-        """Close ``handle`` now or later; raise a pending failure early."""
+        """Close ``handle`` now or later; raise a pending failure early.
+
+        Once called, the handle is the closer's: closed or queued even when
+        this raises."""
         stats = self.stats
         stats.closes += 1
         q = self._queue
@@ -254,10 +394,18 @@ class FileCloser:
     def _submit_fd(self, fd, name):
         pool = self._pool
         if pool is None:
-            pool = self._pool = FdPool(
-                self._max_pending, self._pool_threads, self._max_threads
-            )
+            try:
+                pool = self._pool = FdPool(
+                    self._max_pending,
+                    self._pool_threads,
+                    self._max_threads,
+                    hold.is_pending,
+                )
+            except BaseException:
+                self._close_inline(fd, name)
+                raise
             self._count_threads()
+        # (a signal while it waits for room: fd is queued all the same)
         flags = pool.submit(fd, name)
         self.stats.background += 1
         if flags or self._error is not None:
@@ -266,7 +414,7 @@ class FileCloser:
             if self._error is not None:
                 self._raise_error()
             # it waited for room: closes are slower than the producer
-            if not self._fixed_threads:
+            if flags & 1 and not self._fixed_threads:
                 pool.add_thread()
                 self._count_threads()
 
@@ -278,25 +426,39 @@ class FileCloser:
 
     def _send_batch(self):
         """Hand the collected handles to the threads, in one queue item: a
-        thread takes the GIL once for the lot instead of once per handle."""
+        thread takes the GIL once for the lot instead of once per handle.
+        Never raises for a failed close (kept for later): every handle of
+        the batch must be queued or closed."""
         batch = self._batch
         self._batch = []
         self._submitted += len(batch)
         if self._over_bound():
             # backpressure: closes are slower than the producer
             self._grow()
-            while batch and self._over_bound():
-                handle, name = batch.pop()
-                self._submitted -= 1
-                start = _perf_ns()
-                self._close_inline(handle, name)
+            start = _perf_ns()
+            try:
+                while batch and self._over_bound():
+                    handle, name = batch.pop()
+                    self._submitted -= 1
+                    self._close_recorded(handle, name)
+            finally:
                 self.stats.wait_ns += _perf_ns() - start
+                self.stats.background += len(batch)
+                if batch:
+                    self._queue.put(batch)
+            return
         self.stats.background += len(batch)
         if batch:
             self._queue.put(batch)
 
     def _close_inline(self, handle, name):
         close_now(handle, name)
+
+    def _close_recorded(self, handle, name):
+        try:
+            _close_handle(handle)
+        except Exception as exc:
+            self._record_error(name, exc)
 
     # -- decisions --------------------------------------------------------
 
@@ -336,6 +498,7 @@ class FileCloser:
         # GIL, and a put or get costs far less than queue.Queue's Python
         # locking (with tens of threads, GIL hand-offs dominate)
         self._queue = queue.SimpleQueue()
+        _background.add(self)
         if FdPool is not None:
             # descriptors go to the pool (started at the first one); Python
             # threads start only if a file object comes
@@ -365,9 +528,12 @@ class FileCloser:
             threads += self._pool.threads
         self.stats.threads = max(self.stats.threads, threads)
 
+    def _thread_pending(self):
+        return self._submitted - sum(w.done for w in self._workers)
+
     def pending(self):
         """Handles handed to the threads and not closed yet."""
-        pending = self._submitted - sum(w.done for w in self._workers)
+        pending = self._thread_pending()
         if self._pool is not None:
             pending += self._pool.pending
         return pending
@@ -386,34 +552,50 @@ class FileCloser:
 
     def _work(self, worker):
         get = self._queue.get
+        cond = self._cond
         while True:
             item = get()
             if item is None:
+                with cond:
+                    self._exited += 1
+                    cond.notify_all()
                 return
-            if item.__class__ is _Barrier:
-                item.reached(worker)
-                continue
-            if close_fds is not None and all(h.__class__ is int for h, __ in item):
-                try:
-                    failures = close_fds([h for h, __ in item])
-                except BaseException as exc:
-                    failures = None
-                    self._record_error(item[0][1], exc)
-                if failures:
-                    index, err = failures[0]
-                    self._record_error(item[index][1], OSError(err, os.strerror(err)))
+            # only this thread writes its counter: no lock needed for it
+            if close_fds is not None and self._closed_in_c(item, worker):
                 worker.done += len(item)
-                continue
-            for handle, name in item:
-                try:
-                    if handle.__class__ is int:
-                        _os_close(handle)
-                    else:
-                        handle.close()
-                except BaseException as exc:
-                    self._record_error(name, exc)
-                # only this thread writes its counter: no lock needed
-                worker.done += 1
+            else:
+                for handle, name in item:
+                    worker.current = name
+                    try:
+                        if handle.__class__ is int:
+                            _os_close(handle)
+                        else:
+                            handle.close()
+                    except BaseException as exc:
+                        self._record_error(name, exc)
+                    worker.done += 1
+            worker.current = None
+            if self._waiting:
+                with cond:
+                    cond.notify_all()
+
+    def _closed_in_c(self, item, worker):
+        """Close a batch of descriptors with one close_all call; False if
+        the batch is not all descriptors, or if close_all raised (it does
+        only before closing any of them)."""
+        for handle, __ in item:
+            if handle.__class__ is not int:
+                return False
+        worker.current = item[0][1]
+        try:
+            errs = close_fds([handle for handle, __ in item])
+        except Exception:
+            return False
+        if errs is not None:
+            for index, err in enumerate(memoryview(errs).cast("i")):
+                if err:
+                    self._record_error(item[index][1], OSError(err, os.strerror(err)))
+        return True
 
     def _record_error(self, name, exc):
         with self._error_lock:
@@ -428,112 +610,229 @@ class FileCloser:
 
     # -- completion -------------------------------------------------------
 
-    def drain(self):
-        """Wait until every handle given so far is closed; raise a failure.
+    def _closed_within(self, seconds, stopping):
+        """Wait until every handle handed over is closed (with
+        ``stopping``, until the threads have ended too) or ``seconds`` (None:
+        no limit) have passed; True if they are.  The waits are short, so
+        that a signal handler runs (and may raise) in between."""
+        deadline = None if seconds is None else time.monotonic() + seconds
 
-        The threads stay available for more closes afterwards.
-        """
-        q = self._queue
-        if self._batch:
-            self._send_batch()
-        if self._pool is not None:
-            self._drain_pool(finish=False)
-        if q is not None and self._workers:
-            pending = self.pending()
-            if pending > self.stats.peak_pending:
-                self.stats.peak_pending = pending
-            start = _perf_ns()
-            barrier = _Barrier(len(self._workers))
-            for __ in self._workers:
-                q.put(barrier)
-            self._wait(barrier.wait, pending)
-            self.stats.wait_ns += _perf_ns() - start
-        if self._error is not None:
-            self._raise_error()
+        def step():
+            if deadline is None:
+                return _STEP_S
+            return max(0.0, min(_STEP_S, deadline - time.monotonic()))
 
-    def _drain_pool(self, finish):
         pool = self._pool
-
-        def drained(timeout):
-            # short waits in C: back here in between, where Python runs
-            # the handler of a SIGINT that came meanwhile
-            deadline = None if timeout is None else time.monotonic() + timeout
-            while not pool.drain(0.1):
+        if pool is not None:
+            wait = pool.finish if stopping else pool.drain
+            while not wait(step()):
                 if deadline is not None and time.monotonic() >= deadline:
                     return False
+        if not self._workers:
             return True
-
-        start = _perf_ns()
-        try:
-            self._wait(drained, pool.pending)
-        finally:
-            stats = self.stats
-            if finish:
-                # the threads close what is still queued before they stop
-                pool.finish()
-                stats.wait_ns += pool.wait_ns
-            stats.wait_ns += _perf_ns() - start
-            stats.peak_pending = max(stats.peak_pending, pool.peak)
-        self._take_pool_failure()
-
-    def _joined(self, timeout):
-        deadline = None if timeout is None else time.monotonic() + timeout
-        for w in self._workers:
-            w.thread.join(
-                None if deadline is None else max(0, deadline - time.monotonic())
-            )
-            if w.thread.is_alive():
-                return False
+        if stopping and not self._stopping:
+            self._stopping = True
+            for __ in self._workers:
+                self._queue.put(None)
+        workers = len(self._workers)
+        cond = self._cond
+        with cond:
+            self._waiting = True
+            try:
+                while self._thread_pending() or (stopping and self._exited < workers):
+                    if deadline is not None and time.monotonic() >= deadline:
+                        return False
+                    cond.wait(step())
+            finally:
+                self._waiting = False
         return True
 
-    def _wait(self, done, pending):
-        """Wait until ``done(timeout)`` is true; after PROGRESS_AFTER_S,
-        with a progress bar of the ``pending`` closes (nothing is polled
-        before that)."""
-        if done(PROGRESS_AFTER_S):
-            return
+    def _wait(self, done, pending, timeout=None):
+        """Wait until ``done(seconds)`` is true, at most ``timeout`` seconds
+        (None: no limit); True if it came.  After PROGRESS_AFTER_S, with a
+        progress bar of the ``pending`` closes (nothing is polled before
+        that)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+
+        def left(seconds):
+            if deadline is None:
+                return seconds
+            remaining = max(0.0, deadline - time.monotonic())
+            return remaining if seconds is None else min(seconds, remaining)
+
+        if done(left(PROGRESS_AFTER_S)):
+            return True
         if self._ui is None:
-            done(None)
-            return
+            return done(left(None))
         progress = self._ui.makeprogress(
             _(b"closing files"), unit=_(b"files"), total=pending
         )
-        left = self.pending()
-        progress.update(pending - left)
-        while not done(0.1):
-            left = self.pending()
-            progress.update(pending - left)
-        progress.complete()
+        try:
+            while not done(left(_STEP_S)):
+                if deadline is not None and time.monotonic() >= deadline:
+                    return False
+                progress.update(pending - self.pending())
+        finally:
+            progress.complete()
+        return True
+
+    def drain(self):
+        """Wait until every handle given so far is closed; raise a failure.
+
+        The threads stay available for more closes afterwards.  An
+        interrupted drain leaves the closer as it was: ``finish`` still
+        closes everything.
+        """
+        if self._finished or self._queue is None:
+            if self._error is not None:
+                self._raise_error()
+            return
+        self._check_process()
+        if self._batch:
+            self._send_batch()
+        pending = self.pending()
+        if pending > self.stats.peak_pending:
+            self.stats.peak_pending = pending
+        start = _perf_ns()
+        try:
+            self._wait(lambda s: self._closed_within(s, False), pending)
+        finally:
+            self.stats.wait_ns += _perf_ns() - start
+            if self._pool is not None:
+                self._take_pool_failure()
+        if self._error is not None:
+            self._raise_error()
 
     def finish(self, raise_errors=True):
         """Close everything pending, stop the threads, report a failure.
 
         With ``raise_errors=False`` (used while another exception is already
-        propagating) failures are only kept in ``self.failure``.
+        propagating) failures are only kept in ``self.failure``, and pending
+        closes get at most ``close_timeout`` seconds, as they do when this
+        wait is interrupted: those still not done are abandoned (see the
+        module's docstring) and raise an Abort saying so, unless an
+        exception other than an interrupt propagates (then it is only
+        written to the ui).  After an interrupt it handled, ``finish``
+        raises that interrupt again.
         """
         if self._finished:
             return
+        propagating = sys.exc_info()[1]
+        interrupted = None
+        complete = True
+        try:
+            self._check_process()
+            if self._batch:
+                self._send_batch()
+            complete = self._complete(None if raise_errors else self._close_timeout)
+        except BaseException as exc:
+            # interrupted while waiting (Ctrl-C, SIGTERM): what is pending
+            # gets the grace time, not forever
+            interrupted = exc
+            try:
+                complete = self._complete(self._close_timeout)
+            except BaseException:
+                # again: give up on them now
+                complete = False
         self._finished = True
-        q = self._queue
-        if self._batch:
-            self._send_batch()
+        if self._holding:
+            self._holding = False
+            hold.uninstall()
+        stats = self.stats
         if self._pool is not None:
-            self._drain_pool(finish=True)
-        if q is not None and self._workers:
-            pending = self.pending()
-            if pending > self.stats.peak_pending:
-                self.stats.peak_pending = pending
-            start = _perf_ns()
-            # no timed polling: each thread stops on its own sentinel
-            for __ in self._workers:
-                q.put(None)
-            self._wait(self._joined, pending)
-            self.stats.wait_ns += _perf_ns() - start
-        if self._samples and self.stats.median_close_ns is None:
+            stats.wait_ns += self._pool.wait_ns
+        if self._samples and stats.median_close_ns is None:
             samples = sorted(self._samples)
-            self.stats.median_close_ns = samples[len(samples) // 2]
+            stats.median_close_ns = samples[len(samples) // 2]
+        if not complete:
+            abandoned = self._abandon()
+            if interrupted is not None:
+                abandoned.__context__ = interrupted
+            if (
+                raise_errors
+                or interrupted is not None
+                or isinstance(propagating, KeyboardInterrupt)
+            ):
+                raise abandoned
+            # the exception propagating says what went wrong first
+            if self._ui is not None:
+                self._ui.warn(_(b"fastio: %s\n") % abandoned.message)
+            return
+        if interrupted is not None:
+            raise interrupted
         if raise_errors and self._error is not None:
             self._raise_error()
+
+    def _complete(self, timeout):
+        """Close everything and stop the threads, waiting at most
+        ``timeout`` seconds (None: no limit); True if all is done."""
+        if self._queue is None:
+            return True
+        pending = self.pending()
+        if pending > self.stats.peak_pending:
+            self.stats.peak_pending = pending
+        start = _perf_ns()
+        try:
+            return self._wait(lambda s: self._closed_within(s, True), pending, timeout)
+        finally:
+            stats = self.stats
+            stats.wait_ns += _perf_ns() - start
+            pool = self._pool
+            if pool is not None:
+                stats.peak_pending = max(stats.peak_pending, pool.peak)
+                self._take_pool_failure()
+
+    def _abandon(self):
+        """Give up on the closes still pending; the Abort that says so."""
+        left = self.pending()
+        name = None
+        for w in self._workers:
+            if w.current is not None:
+                name = w.current
+                break
+        if self._pool is not None:
+            pool_left, pool_name = self._pool.unfinished()
+            if pool_left and pool_name is not None:
+                name = pool_name
+        # the threads still closing end on their own when their closes
+        # return (the pool's ring outlives it); nothing waits for them
+        self.abandoned = left
+        if left == 1:
+            msg = _(b"1 file not closed after %.1f s (filesystem not responding)")
+            msg %= self._close_timeout
+        else:
+            msg = _(b"%d files not closed after %.1f s (filesystem not responding)")
+            msg %= (left, self._close_timeout)
+        if name is not None:
+            msg += _(b", e.g. %s") % _describe(name)
+        abort = error.Abort(msg)
+        self._record_error(name, abort)
+        return abort
+
+    def _check_process(self):
+        # a fork that Python's hook did not see (the hook covers os.fork)
+        if self._pid != os.getpid():
+            self._forget_parent()
+
+    def _forget_parent(self):
+        """In a forked child: the pending closes are the parent's; close
+        inline from now on."""
+        self._pid = os.getpid()
+        self._queue = None
+        self._pool = None  # (its C side leaves the parent's threads alone)
+        self._pool_threads = 0
+        self._batch = []
+        self._workers = []
+        self._submitted = 0
+        self._cond = threading.Condition(threading.Lock())
+        self._waiting = False
+        self._exited = 0
+        self._stopping = False
+        self._error = None
+        self._error_lock = threading.Lock()
+        self._mode = MODE_NEVER
+        self._holding = False
+        self.stats.decision = b"never (forked child)"
 
     @property
     def failure(self):

@@ -23,6 +23,7 @@ eh.configitem(SECTION, b"buffer-size", default=b"1MB")
 eh.configitem(SECTION, b"stream-writer", default=True)
 eh.configitem(SECTION, b"report", default=False)
 eh.configitem(SECTION, b"probe-max-age", default=b"7d")
+eh.configitem(SECTION, b"close-timeout", default=b"5s")
 
 _MODES = {
     b"auto": closer.MODE_AUTO,
@@ -55,6 +56,11 @@ _AGE_UNITS = (
 def parse_duration_ns(value, option=b"slow-close-threshold"):
     """``b'50us'`` -> 50000; a bare number is microseconds."""
     return _parse_duration(value, _UNITS, 1000, option)
+
+
+def parse_timeout_s(value, option=b"close-timeout"):
+    """``b'5s'`` -> 5.0; a bare number is seconds."""
+    return _parse_duration(value, _UNITS, 10**9, option) / 1e9
 
 
 def parse_age_s(value, option=b"probe-max-age"):
@@ -98,6 +104,9 @@ class Settings:
         self.stream_writer = ui.configbool(SECTION, b"stream-writer")
         self.report = ui.configbool(SECTION, b"report")
         self.probe_max_age_s = max(0, parse_age_s(ui.config(SECTION, b"probe-max-age")))
+        self.close_timeout_s = max(
+            0.0, parse_timeout_s(ui.config(SECTION, b"close-timeout"))
+        )
         # stock's own switch, set explicitly and fastio's mode not: honoured
         # as stock does (threads for any operation of enough files)
         self.stock_close = None
@@ -151,6 +160,7 @@ class Settings:
             window=self.close_sample,
             stats=stats,
             initial_latency_ns=tuning and tuning.initial_latency_ns,
+            close_timeout=self.close_timeout_s,
         )
 
 

@@ -42,6 +42,9 @@ from mercurial import pycompat, util, vfs as vfsmod
 from . import closer as closermod
 from . import compat
 
+# signals wait while a descriptor is between its open and the closer
+_hold = closermod.hold
+
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_EXISTING = os.O_RDWR | _O_CLOEXEC
 _O_NEW = os.O_RDWR | os.O_CREAT | os.O_EXCL | _O_CLOEXEC
@@ -77,12 +80,19 @@ class _HandOffFile(io.BufferedRandom):
             return
         # revlogs append: the end position is the size (for the report)
         written = self.tell() - self._fastio_start
+        hold = _hold
+        hold.depth += 1
         try:
-            # flushes (a failing write raises here), closes the FileIO; the
-            # FileIO does not own the descriptor
-            super().close()
+            try:
+                # flushes (a failing write raises here), closes the FileIO;
+                # the FileIO does not own the descriptor
+                super().close()
+            finally:
+                self._fastio_sink(self._fastio_fd, self._fastio_key, written)
         finally:
-            self._fastio_sink(self._fastio_fd, self._fastio_key, written)
+            hold.depth -= 1
+            if hold.pending:
+                hold.deliver()
 
 
 class _HandOffProxy(vfsmod.closewrapbase):
@@ -100,13 +110,20 @@ class _HandOffProxy(vfsmod.closewrapbase):
         fh = compat.wrapped_file(self)
         if fh.closed:
             return
+        hold = _hold
+        hold.depth += 1
         try:
-            fh.flush()
-        except BaseException:
-            with contextlib.suppress(Exception):
-                fh.close()
-            raise
-        self._sink(fh, self._key)
+            try:
+                fh.flush()
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    fh.close()
+                raise
+            self._sink(fh, self._key)
+        finally:
+            hold.depth -= 1
+            if hold.pending:
+                hold.deliver()
 
 
 # files a revlog journals when it creates them (not the changelog's pending
@@ -164,7 +181,19 @@ class RevlogOpener:
                 # a revlog opens a file it just failed to read for appending
                 # first, then creates it: spare the second failure
                 raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
-            fh = self._open_fast(path, mode, kind, kwargs)
+            # no signal raised while a descriptor is in hand (see closer)
+            hold = _hold
+            fh = None
+            hold.depth += 1
+            try:
+                fh = self._open_fast(path, mode, kind, kwargs)
+            finally:
+                hold.depth -= 1
+                if hold.pending:
+                    # close it rather than leave it to the traceback
+                    if fh is not None:
+                        fh.close()
+                    hold.deliver()
             if fh is not None:
                 return fh
         if not _WRITE_CHARS.intersection(mode):

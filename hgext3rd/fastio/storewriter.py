@@ -23,11 +23,13 @@ import re
 from mercurial.i18n import _
 from mercurial import error, pycompat, util
 
-from . import compat, newpaths
+from . import closer as closermod, compat, newpaths
 
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_NOINHERIT = getattr(os, "O_NOINHERIT", 0) or getattr(os, "O_CLOEXEC", 0)
 _NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_NOINHERIT
+# signals wait while a descriptor is between its open and the closer
+_hold = closermod.hold
 
 
 def bad_name(name, reason):
@@ -233,26 +235,35 @@ class StoreWriter:
     def _create(self, place, content, size):
         """Create one prepared file; ``content`` is a buffer slice, or a
         ``copy(write, size)`` function for contents not in memory."""
+        hold = _hold
+        hold.depth += 1
         try:
-            fd = os.open(place.path, _NEW_FLAGS, 0o666)
-        except OSError as exc:
-            raise write_error(place.name, exc)
-        try:
-            fix_mode = place.target.fix_mode
-            if fix_mode is not None:
-                fix_mode(place.path)
-            if size:
-                if content.__class__ is memoryview:
-                    _write_all(fd, content)
-                else:
-                    content(_writer(fd), size)
-        except OSError as exc:
-            os.close(fd)
-            raise write_error(place.name, exc)
-        except BaseException:
-            os.close(fd)
-            raise
-        self._closer.close(fd, place.name)
+            try:
+                fd = os.open(place.path, _NEW_FLAGS, 0o666)
+            except OSError as exc:
+                raise write_error(place.name, exc)
+            try:
+                fix_mode = place.target.fix_mode
+                if fix_mode is not None:
+                    fix_mode(place.path)
+                if size:
+                    if content.__class__ is memoryview:
+                        _write_all(fd, content)
+                    else:
+                        content(_writer(fd), size)
+            except OSError as exc:
+                os.close(fd)
+                raise write_error(place.name, exc)
+            except BaseException:
+                os.close(fd)
+                raise
+            self._closer.close(fd, place.name)
+        finally:
+            # a signal that came meanwhile is raised now, with the
+            # descriptor closed or the closer's
+            hold.depth -= 1
+            if hold.pending:
+                hold.deliver()
 
     def write_file(self, src, name, size, copy):
         """Create ``name`` with ``size`` bytes given by ``copy(write, size)``."""
