@@ -144,7 +144,9 @@ error:
  *
  * POSIX threads only; on Windows closer.py uses its Python threads.
  */
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #define NS 1000000000LL
@@ -153,27 +155,46 @@ error:
 /* longest wait between two checks for signals when waiting without limit */
 #define STEP_S 0.1
 
+/* what a slot asks of a thread */
+enum { TASK_CLOSE, TASK_FILE, TASK_DIR };
+/* the step of a task that failed (failure()'s third item) */
+enum { STEP_CLOSE, STEP_CREATE, STEP_WRITE, STEP_MODE, STEP_MKDIR };
+
 typedef struct {
-	int fd;
+	int kind;
+	int fd;	  /* TASK_CLOSE */
 	int err;
+	int step; /* where err comes from */
 	int done;
-	PyObject *name; /* the owner's, under the GIL; threads never read it */
+	int mode;	   /* TASK_FILE, TASK_DIR: chmod to this, or -1 */
+	size_t after;	   /* 1 + seq of the TASK_DIR this waits for, or 0 */
+	const char *path;  /* TASK_FILE, TASK_DIR: in `keep` */
+	const char *data;  /* TASK_FILE: the content, in `view` */
+	size_t len;
+	PyObject *name;	   /* the owner's, under the GIL; threads never read it */
+	PyObject *keep;	   /* the owner's: the path's bytes */
+	Py_buffer view;	   /* the owner's: held until the slot is reclaimed */
+	int has_view;
 } Slot;
 
 typedef struct {
 	pthread_mutex_t mu;
 	pthread_cond_t work; /* a slot was filled, or stopping */
 	pthread_cond_t room; /* a close finished, or a thread ended */
+	pthread_cond_t dirs; /* a directory task finished */
 	Slot *slots;
 	size_t capacity;  /* pending closes submit() waits below */
-	size_t nslots;	  /* capacity + SPARE */
+	size_t ring;	  /* pending tasks of any kind, the same for all */
+	size_t nslots;	  /* ring + SPARE */
+	size_t closes;	  /* close tasks queued and not finished */
 	size_t head;	  /* slots filled so far */
 	size_t take;	  /* slots taken by threads */
 	size_t reclaim;	  /* slots freed by the owner */
 	size_t completed; /* closes finished */
 	size_t peak;
 	int waiting; /* the owner waits on `room` */
-	size_t wake_at; /* ... until this few closes are pending */
+	size_t wake_at; /* ... until this few tasks are pending */
+	long close_wake_at; /* ... or this few closes (-1: not for closes) */
 	int idle;	/* threads waiting on `work` */
 	int waking;	/* `work` signalled, no thread woke yet */
 	int stopping;
@@ -181,6 +202,11 @@ typedef struct {
 	int maxthreads;
 	int refs; /* the Pool (until freed) and each running thread */
 	unsigned long generation; /* fork_generation when it was made */
+	long long busy_ns; /* time threads spent running tasks */
+	size_t ran;	   /* tasks run (not skipped) */
+	size_t bytes;  /* content of the file tasks queued, not reclaimed */
+	size_t budget; /* submit_files() waits above this many bytes */
+	int failed;    /* a file or directory task failed: skip the others */
 } Core;
 
 typedef struct {
@@ -189,6 +215,7 @@ typedef struct {
 	PyObject *interrupted; /* callable submit() asks while it waits */
 	PyObject *failure_name; /* first failure */
 	int failure_errno;
+	int failure_step;
 	long long wait_ns; /* time submit() spent waiting for room */
 } Pool;
 
@@ -253,8 +280,64 @@ static void core_free(Core *c)
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->work);
 	pthread_cond_destroy(&c->room);
+	pthread_cond_destroy(&c->dirs);
 	free(c->slots);
 	free(c);
+}
+
+/* a task is done: reclaimed, or marked so; mutex held */
+static int task_done(Core *c, size_t seq)
+{
+	return seq < c->reclaim || c->slots[seq % c->nslots].done;
+}
+
+/* create, fill and close one new file; 0 or errno, `*step` says where */
+static int write_file(const char *path, const char *data, size_t len,
+		      int mode, int *step)
+{
+	int fd, err = 0;
+	*step = STEP_CREATE;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return errno;
+	if (mode >= 0 && fchmod(fd, (mode_t)mode) != 0) {
+		err = errno;
+		*step = STEP_MODE;
+	}
+	while (!err && len) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = errno;
+			*step = STEP_WRITE;
+			break;
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+	if (close_fd(fd) != 0 && !err) {
+		err = errno;
+		*step = STEP_CLOSE;
+	}
+	return err;
+}
+
+/* make one directory (its parent exists: its task came first) */
+static int make_dir(const char *path, int mode, int *step)
+{
+	struct stat st;
+	*step = STEP_MKDIR;
+	if (mkdir(path, 0777) != 0) {
+		/* made meanwhile by someone else: a directory is all we need */
+		if (errno != EEXIST || stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+			return errno == EEXIST ? EEXIST : errno;
+	}
+	if (mode >= 0 && chmod(path, (mode_t)mode) != 0) {
+		*step = STEP_MODE;
+		return errno;
+	}
+	return 0;
 }
 
 static void *pool_worker(void *arg)
@@ -270,7 +353,9 @@ static void *pool_worker(void *arg)
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
 		size_t seq;
-		int fd, err;
+		int err, step = STEP_CLOSE, kind, skip;
+		long long began;
+		Slot *s;
 		while (c->take == c->head && !c->stopping) {
 			c->idle++;
 			pthread_cond_wait(&c->work, &c->mu);
@@ -285,14 +370,41 @@ static void *pool_worker(void *arg)
 			c->waking = 1;
 			pthread_cond_signal(&c->work);
 		}
-		fd = c->slots[seq % c->nslots].fd;
+		s = &c->slots[seq % c->nslots];
+		kind = s->kind;
+		/* the directory comes first; its task was taken before this one */
+		while (s->after && !task_done(c, s->after - 1))
+			pthread_cond_wait(&c->dirs, &c->mu);
+		/* after a failure the operation is aborting: create nothing more
+		 * (a descriptor handed over is closed all the same) */
+		skip = kind != TASK_CLOSE && c->failed;
 		pthread_mutex_unlock(&c->mu);
-		err = close_fd(fd);
+		began = now_ns();
+		if (skip)
+			err = ECANCELED;
+		else if (kind == TASK_CLOSE)
+			err = close_fd(s->fd);
+		else if (kind == TASK_FILE)
+			err = write_file(s->path, s->data, s->len, s->mode, &step);
+		else
+			err = make_dir(s->path, s->mode, &step);
 		pthread_mutex_lock(&c->mu);
-		c->slots[seq % c->nslots].err = err;
-		c->slots[seq % c->nslots].done = 1;
+		if (!skip) {
+			c->busy_ns += now_ns() - began;
+			c->ran++;
+		}
+		s->err = err;
+		s->step = skip ? -1 : step;
+		s->done = 1;
 		c->completed++;
-		if (c->waiting && c->head - c->completed <= c->wake_at)
+		if (kind == TASK_CLOSE)
+			c->closes--;
+		else if (err && !skip)
+			c->failed = 1;
+		if (kind == TASK_DIR)
+			pthread_cond_broadcast(&c->dirs);
+		if (c->waiting && (c->head - c->completed <= c->wake_at ||
+				   (long)c->closes <= c->close_wake_at))
 			pthread_cond_signal(&c->room);
 	}
 	c->running--;
@@ -320,6 +432,22 @@ static int pool_check(Pool *p)
 	return 0;
 }
 
+/* drop what the owner kept for a slot; GIL held */
+static void slot_release(Core *c, Slot *s)
+{
+	s->name = NULL;
+	s->done = 0;
+	Py_CLEAR(s->keep);
+	if (s->has_view) {
+		c->bytes -= s->len;
+		PyBuffer_Release(&s->view);
+		s->has_view = 0;
+	}
+	s->path = s->data = NULL;
+	s->len = 0;
+	s->after = 0;
+}
+
 /* free the finished slots at the front; mutex and GIL held */
 static void pool_reclaim(Pool *p)
 {
@@ -328,14 +456,15 @@ static void pool_reclaim(Pool *p)
 		Slot *s = &c->slots[c->reclaim % c->nslots];
 		if (!s->done)
 			break;
-		if (s->err && p->failure_name == NULL) {
+		/* a skipped task (step -1) is not the failure: one came first */
+		if (s->err && s->step >= 0 && p->failure_name == NULL) {
 			p->failure_name = s->name;
 			p->failure_errno = s->err;
+			p->failure_step = s->step;
 		} else {
 			Py_XDECREF(s->name);
 		}
-		s->name = NULL;
-		s->done = 0;
+		slot_release(c, s);
 		c->reclaim++;
 	}
 }
@@ -374,14 +503,15 @@ static int pool_start_thread(Core *c)
 static PyObject *pool_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {"capacity", "threads", "max_threads",
-				 "interrupted", NULL};
-	Py_ssize_t capacity;
+				 "interrupted", "budget", "ring", NULL};
+	Py_ssize_t capacity, budget = 64 << 20, ring = 0;
 	int threads, maxthreads, i, rc = 0;
 	PyObject *interrupted = Py_None;
 	Pool *p;
 	Core *c;
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "nii|O", kwlist, &capacity,
-					 &threads, &maxthreads, &interrupted))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "nii|Onn", kwlist, &capacity,
+					 &threads, &maxthreads, &interrupted,
+					 &budget, &ring))
 		return NULL;
 	if (capacity < 1 || threads < 1 || maxthreads < threads) {
 		PyErr_SetString(PyExc_ValueError, "bad pool size");
@@ -401,19 +531,22 @@ static PyObject *pool_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	/* malloc, not PyMem: the last thread may free it without the GIL */
 	c = calloc(1, sizeof(Core));
 	if (c != NULL)
-		c->slots = calloc(capacity + SPARE, sizeof(Slot));
+		c->slots = calloc((ring > capacity ? ring : capacity) + SPARE,
+				  sizeof(Slot));
 	if (c == NULL || c->slots == NULL) {
 		free(c);
 		Py_DECREF(p);
 		return PyErr_NoMemory();
 	}
 	c->capacity = capacity;
-	c->nslots = capacity + SPARE;
+	c->ring = ring > capacity ? ring : capacity;
+	c->budget = budget > 0 ? (size_t)budget : 1;
+	c->nslots = c->ring + SPARE;
 	c->maxthreads = maxthreads;
 	c->refs = 1;
 	c->generation = fork_generation;
 	if (pthread_mutex_init(&c->mu, NULL) != 0 || cond_init(&c->work) != 0 ||
-	    cond_init(&c->room) != 0) {
+	    cond_init(&c->room) != 0 || cond_init(&c->dirs) != 0) {
 		/* (never seen: these allocate nothing on Linux) */
 		free(c->slots);
 		free(c);
@@ -440,10 +573,18 @@ static void pool_dealloc(Pool *p)
 	size_t seq;
 	int last;
 	if (c != NULL && c->generation == fork_generation) {
-		/* the names are the owner's: threads only read descriptors */
-		for (seq = c->reclaim; seq < c->head; seq++)
-			Py_CLEAR(c->slots[seq % c->nslots].name);
 		pthread_mutex_lock(&c->mu);
+		/* the owner is gone: queued files and directories are not made;
+		 * descriptors are still closed */
+		c->failed = 1;
+		for (seq = c->reclaim; seq < c->head; seq++) {
+			Slot *s = &c->slots[seq % c->nslots];
+			Py_CLEAR(s->name);
+			/* a path or content a thread may be using stays (leaked:
+			 * only an abandoned, hung task leaves one) */
+			if (s->done)
+				slot_release(c, s);
+		}
 		/* threads close what is queued, then end; the last frees it */
 		c->stopping = 1;
 		pthread_cond_broadcast(&c->work);
@@ -461,10 +602,12 @@ static void pool_dealloc(Pool *p)
 
 /* wait on `room` until `deadline`; mutex held, GIL released and taken back
  * without the mutex (no lock-order inversion) */
-static int pool_wait(Core *c, size_t wake_at, long long deadline)
+static int pool_wait(Core *c, size_t wake_at, long close_wake_at,
+		     long long deadline)
 {
 	int rc;
 	c->wake_at = wake_at;
+	c->close_wake_at = close_wake_at;
 	c->waiting = 1;
 	Py_BEGIN_ALLOW_THREADS
 	rc = cond_wait_until(&c->room, &c->mu, deadline);
@@ -515,18 +658,19 @@ static PyObject *pool_submit(Pool *p, PyObject *args)
 	}
 	pthread_mutex_lock(&c->mu);
 	pool_reclaim(p);
-	while (c->head - c->reclaim >= c->capacity) {
+	while (c->closes >= c->capacity || c->head - c->reclaim >= c->ring) {
 		int stop;
 		if (!(flags & 1)) {
 			flags |= 1;
 			start = now_ns();
 		}
-		/* back when an eighth of the slots is free, not at each close */
-		pool_wait(c,
-			  c->capacity - (c->capacity >= 8 ? c->capacity / 8 : 1),
+		/* back when an eighth is free, not at each close */
+		pool_wait(c, c->ring - (c->ring >= 8 ? c->ring / 8 : 1),
+			  (long)(c->capacity -
+				 (c->capacity >= 8 ? c->capacity / 8 : 1)),
 			  now_ns() + (long long)(STEP_S * NS));
 		pool_reclaim(p);
-		if (c->head - c->reclaim < c->capacity)
+		if (c->closes < c->capacity && c->head - c->reclaim < c->ring)
 			break;
 		pthread_mutex_unlock(&c->mu);
 		stop = PyErr_CheckSignals() < 0 ? -1 : pool_interrupted(p);
@@ -556,6 +700,8 @@ static PyObject *pool_submit(Pool *p, PyObject *args)
 		return raised ? NULL : PyLong_FromLong(flags);
 	}
 	s = &c->slots[c->head % c->nslots];
+	c->closes++;
+	s->kind = TASK_CLOSE;
 	s->fd = fd;
 	s->err = 0;
 	s->done = 0;
@@ -575,6 +721,158 @@ static PyObject *pool_submit(Pool *p, PyObject *args)
 	return raised ? NULL : PyLong_FromLong(flags);
 }
 
+PyDoc_STRVAR(submit_files_doc,
+	     "submit_files(tasks) -> flags\n\n"
+	     "Queue new files and directories to be made.  Each task is "
+	     "(path, data, mode, name, after): path (bytes) is created with "
+	     "O_EXCL and data (a bytes-like object, kept until done) written "
+	     "to it, then it is closed; with data None, path is a directory "
+	     "to make.  mode >= 0 is given with chmod (-1: the mode the umask "
+	     "leaves).  after is the seq (see `submitted`) of the directory "
+	     "task this one waits for, or -1.  Waits while `capacity` tasks "
+	     "are pending or their content exceeds the budget, checking for "
+	     "signals every 0.1 s (a handler that raises leaves the rest of "
+	     "the tasks unqueued).  After a failure, later files and "
+	     "directories are skipped.  Flags as submit().");
+
+static void task_drop(Slot *t)
+{
+	Py_CLEAR(t->keep);
+	Py_CLEAR(t->name);
+	if (t->has_view) {
+		PyBuffer_Release(&t->view);
+		t->has_view = 0;
+	}
+}
+
+static PyObject *pool_submit_files(Pool *p, PyObject *arg)
+{
+	PyObject *seq;
+	Py_ssize_t i, n;
+	Slot *tasks;
+	Core *c;
+	int flags = 0, raised = 0, dropped = 0;
+	long long start = 0;
+	if (pool_check(p) < 0)
+		return NULL;
+	c = p->core;
+	if (c->stopping) {
+		PyErr_SetString(PyExc_ValueError, "pool is finished");
+		return NULL;
+	}
+	seq = PySequence_Fast(arg, "submit_files() takes a sequence of tasks");
+	if (seq == NULL)
+		return NULL;
+	n = PySequence_Fast_GET_SIZE(seq);
+	tasks = PyMem_Calloc(n ? n : 1, sizeof(Slot));
+	if (tasks == NULL) {
+		Py_DECREF(seq);
+		return PyErr_NoMemory();
+	}
+	/* everything that can fail comes before the first task is queued */
+	for (i = 0; i < n; i++) {
+		PyObject *path, *data, *name;
+		Py_ssize_t after;
+		int mode;
+		Slot *t = &tasks[i];
+		if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "SOiOn",
+				      &path, &data, &mode, &name, &after))
+			goto error;
+		Py_INCREF(path);
+		t->keep = path;
+		t->path = PyBytes_AS_STRING(path);
+		Py_INCREF(name);
+		t->name = name;
+		t->mode = mode;
+		t->after = after < 0 ? 0 : (size_t)after + 1;
+		if (data == Py_None) {
+			t->kind = TASK_DIR;
+			continue;
+		}
+		t->kind = TASK_FILE;
+		if (PyObject_GetBuffer(data, &t->view, PyBUF_SIMPLE) < 0)
+			goto error;
+		t->has_view = 1;
+		t->data = t->view.buf;
+		t->len = (size_t)t->view.len;
+	}
+	pthread_mutex_lock(&c->mu);
+	pool_reclaim(p);
+	for (i = 0; i < n; i++) {
+		Slot *t = &tasks[i], *s;
+		while (c->head - c->reclaim >= c->ring ||
+		       (c->bytes && c->bytes + t->len > c->budget)) {
+			int stop;
+			if (!(flags & 1)) {
+				flags |= 1;
+				start = now_ns();
+			}
+			if (c->idle && !c->waking) {
+				c->waking = 1;
+				pthread_cond_signal(&c->work);
+			}
+			/* back when an eighth of the ring is free, or at each
+			 * task done when content is what is short */
+			pool_wait(c,
+				  c->head - c->reclaim >= c->ring
+				      ? c->ring - c->ring / 8
+				      : c->head - c->completed - 1,
+				  -1, now_ns() + (long long)(STEP_S * NS));
+			pool_reclaim(p);
+			if (c->head - c->reclaim < c->ring &&
+			    !(c->bytes && c->bytes + t->len > c->budget))
+				break;
+			/* the operation is failing: the rest need not be made
+			 * (a task that hangs may be what keeps the ring full) */
+			if (c->failed) {
+				dropped = 1;
+				break;
+			}
+			pthread_mutex_unlock(&c->mu);
+			stop = PyErr_CheckSignals();
+			pthread_mutex_lock(&c->mu);
+			if (stop < 0) {
+				raised = 1;
+				break;
+			}
+		}
+		if (raised || dropped)
+			break;
+		s = &c->slots[c->head % c->nslots];
+		*s = *t;
+		s->err = 0;
+		s->done = 0;
+		/* the slot owns them now */
+		t->keep = t->name = NULL;
+		t->has_view = 0;
+		c->bytes += s->len;
+		c->head++;
+		if (c->head - c->completed > c->peak)
+			c->peak = c->head - c->completed;
+	}
+	if (c->idle && !c->waking) {
+		c->waking = 1;
+		pthread_cond_signal(&c->work);
+	}
+	if (flags & 1)
+		p->wait_ns += now_ns() - start;
+	/* (a failure not reclaimed yet, behind a task that hangs, counts) */
+	if (p->failure_name != NULL || c->failed)
+		flags |= 2;
+	pthread_mutex_unlock(&c->mu);
+	for (i = 0; i < n; i++)
+		task_drop(&tasks[i]);
+	PyMem_Free(tasks);
+	Py_DECREF(seq);
+	return raised ? NULL : PyLong_FromLong(flags);
+error:
+	for (i = 0; i < n; i++)
+		task_drop(&tasks[i]);
+	PyMem_Free(tasks);
+	Py_DECREF(seq);
+	return NULL;
+}
+
 /* wait until every queued close is done (and, when stopping, every thread
  * has ended) or `timeout` seconds have passed; timeout < 0: no limit, in
  * steps between which signals are checked (-1 if a handler raised) */
@@ -590,14 +888,15 @@ static int pool_wait_done(Pool *p, double timeout)
 		if (done)
 			break;
 		if (timeout >= 0) {
-			rc = pool_wait(c, 0, deadline);
+			rc = pool_wait(c, 0, -1, deadline);
 			if (rc == ETIMEDOUT || now_ns() >= deadline) {
 				done = c->completed == c->head &&
 				       (!c->stopping || !c->running);
 				break;
 			}
 		} else {
-			rc = pool_wait(c, 0, now_ns() + (long long)(STEP_S * NS));
+			rc = pool_wait(c, 0, -1,
+				       now_ns() + (long long)(STEP_S * NS));
 			if (rc == ETIMEDOUT) {
 				pthread_mutex_unlock(&c->mu);
 				if (PyErr_CheckSignals() < 0)
@@ -686,9 +985,28 @@ static PyObject *pool_add_thread(Pool *p, PyObject *unused)
 
 static PyObject *pool_failure(Pool *p, PyObject *unused)
 {
-	if (p->failure_name == NULL)
-		Py_RETURN_NONE;
-	return Py_BuildValue("(Oi)", p->failure_name, p->failure_errno);
+	PyObject *found = NULL;
+	if (p->failure_name != NULL)
+		return Py_BuildValue("(Oii)", p->failure_name, p->failure_errno,
+				     p->failure_step);
+	if (p->core != NULL && p->core->generation == fork_generation) {
+		/* one done but not reclaimed yet (behind a task still running) */
+		Core *c = p->core;
+		size_t seq;
+		pthread_mutex_lock(&c->mu);
+		for (seq = c->reclaim; seq < c->head; seq++) {
+			Slot *s = &c->slots[seq % c->nslots];
+			if (s->done && s->err && s->step >= 0 && s->name) {
+				found = Py_BuildValue("(Oii)", s->name, s->err,
+						      s->step);
+				break;
+			}
+		}
+		pthread_mutex_unlock(&c->mu);
+	}
+	if (found != NULL || PyErr_Occurred())
+		return found;
+	Py_RETURN_NONE;
 }
 
 PyDoc_STRVAR(unfinished_doc,
@@ -750,6 +1068,22 @@ static PyObject *pool_get_threads(Pool *p, void *closure)
 	return PyLong_FromLong(n);
 }
 
+PyDoc_STRVAR(load_doc, "load() -> (tasks run, nanoseconds spent running "
+		       "them): how long a task takes the threads");
+
+static PyObject *pool_load(Pool *p, PyObject *unused)
+{
+	size_t ran;
+	long long busy;
+	if (pool_check(p) < 0)
+		return NULL;
+	pthread_mutex_lock(&p->core->mu);
+	ran = p->core->ran;
+	busy = p->core->busy_ns;
+	pthread_mutex_unlock(&p->core->mu);
+	return Py_BuildValue("(nL)", (Py_ssize_t)ran, busy);
+}
+
 static PyObject *pool_get_submitted(Pool *p, void *closure)
 {
 	return PyLong_FromSize_t(p->core ? p->core->head : 0);
@@ -757,6 +1091,8 @@ static PyObject *pool_get_submitted(Pool *p, void *closure)
 
 static PyMethodDef pool_methods[] = {
 	{"submit", (PyCFunction)pool_submit, METH_VARARGS, submit_doc},
+	{"submit_files", (PyCFunction)pool_submit_files, METH_O,
+	 submit_files_doc},
 	{"drain", (PyCFunction)(void (*)(void))pool_drain, METH_FASTCALL,
 	 drain_doc},
 	{"finish", (PyCFunction)(void (*)(void))pool_finish, METH_FASTCALL,
@@ -764,9 +1100,11 @@ static PyMethodDef pool_methods[] = {
 	{"add_thread", (PyCFunction)pool_add_thread, METH_NOARGS,
 	 "add_thread() -> threads\n\nOne more thread, up to max_threads."},
 	{"failure", (PyCFunction)pool_failure, METH_NOARGS,
-	 "failure() -> (name, errno) of the first failed close, or None"},
+	 "failure() -> (name, errno, step) of the first failed task, or "
+	 "None (step: 0 close, 1 create, 2 write, 3 chmod, 4 mkdir)"},
 	{"unfinished", (PyCFunction)pool_unfinished, METH_NOARGS,
 	 unfinished_doc},
+	{"load", (PyCFunction)pool_load, METH_NOARGS, load_doc},
 	{NULL, NULL, 0, NULL},
 };
 

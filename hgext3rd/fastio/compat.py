@@ -17,7 +17,7 @@ from mercurial import store, util
 # ``tests/test_compat.py`` fails on a release where any of them moved.
 #
 #   vfs._auditpath(path, mode)   vfs.__call__'s path checks
-#   vfs._fixfilemode(path)       the mode a vfs gives a file it creates
+#   vfs._chmod                   whether the vfs gives files their mode
 #   vfs._trustnlink              whether the vfs trusts link counts
 #   closewrapbase._origfh        the file a vfs wrapper wraps
 #   cg1unpacker._stream          where a changegroup is read from
@@ -69,13 +69,13 @@ def file_registrar(vfs):
     return vfs.register_file
 
 
-def file_mode_fixer(rawvfs):
-    """``fix(path)`` giving a file the vfs just created the mode Mercurial
-    gives it (a group-shared store's ``createmode``), or None where files
-    keep the mode they are created with (the common case: no call)."""
-    if rawvfs.createmode is None:
+def forced_file_mode(rawvfs):
+    """The mode Mercurial's vfs gives a file it creates (``_fixfilemode``:
+    a group-shared store's ``createmode``), or None where files keep the
+    mode they are created with (the common case)."""
+    if rawvfs.createmode is None or not rawvfs._chmod:
         return None
-    return rawvfs._fixfilemode
+    return rawvfs.createmode & 0o666
 
 
 def encoding_store_vfs_classes():

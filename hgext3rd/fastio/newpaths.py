@@ -93,9 +93,9 @@ class NewPaths:
             # count and defer this file); a fixed name needs no audit
             path = self._rawstore.join(LIST_NAME)
             self._list = util.posixfile(path, b"ab")
-            fix_mode = compat.file_mode_fixer(self._rawstore)
-            if fix_mode is not None:
-                fix_mode(path)
+            mode = compat.forced_file_mode(self._rawstore)
+            if mode is not None:
+                os.chmod(path, mode)
             tr.addabort(b"fastio-newpaths", self._abort)
             # closed before Mercurial removes it (Windows)
             tr.addfinalize(b"fastio-newpaths", self._close)

@@ -142,7 +142,7 @@ class RevlogOpener:
     ):
         self.vfs = vfs
         self._check_path = compat.path_checker(vfs)
-        self._fix_mode = compat.file_mode_fixer(vfs)
+        self._file_mode = compat.forced_file_mode(vfs)
         self._encode = encode
         # journals a new revlog file before it exists (see _journal_first)
         self._transaction = transaction
@@ -292,9 +292,9 @@ class RevlogOpener:
                 created = self._new_dirs.get(posixpath.dirname(path))
                 if created is not None:
                     created.add(path)
-            if self._fix_mode is not None:
+            if self._file_mode is not None:
                 try:
-                    self._fix_mode(f)
+                    os.chmod(f, self._file_mode)
                 except BaseException:
                     os.close(fd)
                     raise

@@ -30,6 +30,9 @@ _O_NOINHERIT = getattr(os, "O_NOINHERIT", 0) or getattr(os, "O_CLOEXEC", 0)
 _NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_NOINHERIT
 # signals wait while a descriptor is between its open and the closer
 _hold = closermod.hold
+# a file read as it comes is gathered up to this size, then written like
+# the files of a batch (larger ones are made here as they come)
+_GATHERED = 1 << 20
 
 
 def bad_name(name, reason):
@@ -101,10 +104,12 @@ class _Target:
         root = plainvfs.join(b"x")[:-1]
         if not is_store and self.prefix.startswith(root):
             self.backup_location, self.backup_root = b"plain", root
-        self.dirmode = rawvfs.createmode
-        # a group-shared store: what its vfs does to the files it creates
+        createmode = rawvfs.createmode
+        self.dirmode = -1 if createmode is None else createmode
+        # a group-shared store: the mode its vfs gives the files it creates
         # (os.open's mode goes through the umask, which may drop group write)
-        self.fix_mode = compat.file_mode_fixer(rawvfs)
+        mode = compat.forced_file_mode(rawvfs)
+        self.file_mode = -1 if mode is None else mode
 
 
 class _Place:
@@ -163,9 +168,10 @@ class StoreWriter:
         return _Place(target, name, target.prefix + encoded, directory)
 
     def _prepare(self, places):
-        """Make the directories of ``places`` and journal their files, in
-        that order and each on disk before what it covers is created."""
-        self._make_dirs(places)
+        """Record the new directories of ``places`` and journal their
+        files, each on disk before what it covers is created; return the
+        directories to make (``(path, mode)``, outermost first)."""
+        dirs = self._new_dirs(places)
         journal = []
         outside = []
         for place in places:
@@ -180,8 +186,9 @@ class StoreWriter:
             compat.journal_new_files(self._tr, journal)
         if outside:
             self._new_paths.record(files=outside)
+        return dirs
 
-    def _make_dirs(self, places):
+    def _new_dirs(self, places):
         known = self._dirs
         missing = {}
         for place in places:
@@ -199,19 +206,13 @@ class StoreWriter:
                     break
                 directory = parent
         if not missing:
-            return
+            return []
         # outermost first: a parent before its children
         order = sorted(missing, key=len)
         self._new_paths.record(dirs=order)
         for directory in order:
-            try:
-                util.makedir(directory, True)
-                mode = missing[directory]
-                if mode is not None:
-                    os.chmod(directory, mode)
-            except OSError as exc:
-                raise write_error(directory, exc)
             known[directory] = True
+        return [(directory, missing[directory]) for directory in order]
 
     def _replace(self, place):
         """Back the existing file up, then remove it: Mercurial's backup is
@@ -232,9 +233,25 @@ class StoreWriter:
 
     # -- writing ------------------------------------------------------------
 
-    def _create(self, place, content, size):
-        """Create one prepared file; ``content`` is a buffer slice, or a
-        ``copy(write, size)`` function for contents not in memory."""
+    def write_file(self, src, name, size, copy):
+        """Create ``name`` with ``size`` bytes given by ``copy(write, size)``
+        (a file read as it comes: a large one, or any under ``--debug``)."""
+        place = self._place(src, name)
+        dirs = self._prepare([place])
+        if size <= _GATHERED:
+            # small enough to go to the file writer whole, like a batch's
+            content = bytearray()
+            copy(content.extend, size)
+            self._closer.write_new(dirs, [self._new_file(place, content)])
+        else:
+            self._write_large(place, dirs, size, copy)
+        self.stats.files += 1
+        self.stats.bytes += size
+
+    def _write_large(self, place, dirs, size, copy):
+        # made here, written as it comes: its directory must be there first
+        self._closer.write_new(dirs, [])
+        self._closer.drain()
         hold = _hold
         hold.depth += 1
         try:
@@ -243,14 +260,10 @@ class StoreWriter:
             except OSError as exc:
                 raise write_error(place.name, exc)
             try:
-                fix_mode = place.target.fix_mode
-                if fix_mode is not None:
-                    fix_mode(place.path)
-                if size:
-                    if content.__class__ is memoryview:
-                        _write_all(fd, content)
-                    else:
-                        content(_writer(fd), size)
+                mode = place.target.file_mode
+                if mode >= 0:
+                    os.fchmod(fd, mode)
+                copy(_writer(fd), size)
             except OSError as exc:
                 os.close(fd)
                 raise write_error(place.name, exc)
@@ -265,13 +278,16 @@ class StoreWriter:
             if hold.pending:
                 hold.deliver()
 
-    def write_file(self, src, name, size, copy):
-        """Create ``name`` with ``size`` bytes given by ``copy(write, size)``."""
-        place = self._place(src, name)
-        self._prepare([place])
-        self._create(place, copy, size)
-        self.stats.files += 1
-        self.stats.bytes += size
+    @staticmethod
+    def _new_file(place, content):
+        """What the file writer takes for one new file."""
+        return (
+            place.path,
+            content,
+            place.target.file_mode,
+            place.name,
+            place.directory,
+        )
 
     def write_batch(self, data, entries):
         """Create the files ``entries`` (``(src, name, offset, size)``) whose
@@ -279,13 +295,15 @@ class StoreWriter:
         journaled before the first is created."""
         place_file = self._place
         places = [place_file(e[0], e[1]) for e in entries]
-        self._prepare(places)
+        dirs = self._prepare(places)
         view = memoryview(data)
-        create = self._create
+        new_file = self._new_file
+        files = []
         total = 0
         for place, (__, __, offset, size) in zip(places, entries):
-            create(place, view[offset : offset + size], size)
+            files.append(new_file(place, view[offset : offset + size]))
             total += size
+        self._closer.write_new(dirs, files)
         self.stats.files += len(entries)
         self.stats.bytes += total
         return total
