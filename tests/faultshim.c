@@ -11,6 +11,11 @@
  *                               or until the file $FASTIO_HANG_RELEASE
  *                               exists; it creates $FASTIO_HANG_STARTED
  *                               when it starts (for tests that wait for it)
+ * FASTIO_KILL_AFTER_CREATE=suffix  the process is killed (SIGKILL) right
+ *                               after a file whose path ends with it is
+ *                               created by open(O_CREAT), on any thread:
+ *                               the worst moment for a writer that
+ *                               journals a file only after creating it
  *
  * build: gcc -O2 -shared -fPIC -o faultshim.so faultshim.c -ldl
  */
@@ -18,6 +23,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,3 +96,40 @@ ssize_t write(int fd, const void *buf, size_t count)
 	}
 	return real_write(fd, buf, count);
 }
+
+static void kill_after_create(const char *path, int flags, int fd)
+{
+	const char *suffix = getenv("FASTIO_KILL_AFTER_CREATE");
+	size_t n, m;
+	if (fd < 0 || !(flags & O_CREAT) || !suffix || !*suffix)
+		return;
+	n = strlen(path);
+	m = strlen(suffix);
+	if (n >= m && strcmp(path + n - m, suffix) == 0)
+		kill(getpid(), SIGKILL);
+}
+
+#define OPEN_WRAPPER(name, params, args)                                      \
+	int name params                                                      \
+	{                                                                    \
+		static int(*real) params;                                    \
+		va_list ap;                                                  \
+		mode_t mode = 0;                                             \
+		int fd;                                                      \
+		if (!real)                                                   \
+			real = (int(*) params)dlsym(RTLD_NEXT, #name);       \
+		va_start(ap, flags);                                         \
+		if (flags & (O_CREAT | O_TMPFILE))                           \
+			mode = va_arg(ap, mode_t);                           \
+		va_end(ap);                                                  \
+		fd = real args;                                              \
+		kill_after_create(path, flags, fd);                          \
+		return fd;                                                   \
+	}
+
+OPEN_WRAPPER(open, (const char *path, int flags, ...), (path, flags, mode))
+OPEN_WRAPPER(open64, (const char *path, int flags, ...), (path, flags, mode))
+OPEN_WRAPPER(openat, (int dirfd, const char *path, int flags, ...),
+	     (dirfd, path, flags, mode))
+OPEN_WRAPPER(openat64, (int dirfd, const char *path, int flags, ...),
+	     (dirfd, path, flags, mode))

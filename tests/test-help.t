@@ -31,7 +31,7 @@ its default, and "hg config" knows them
   close-sample 8 documented
   close-threads 0 documented
   close-timeout 5s documented
-  max-close-threads 128 documented
+  max-close-threads 256 documented
   max-pending-closes 256 documented
   probe-max-age 7d documented
   report no documented
@@ -51,7 +51,7 @@ its default, and "hg config" knows them
   fastio.close-sample=8
   fastio.close-threads=0
   fastio.close-timeout=5s
-  fastio.max-close-threads=128
+  fastio.max-close-threads=256
   fastio.max-pending-closes=256
   fastio.probe-max-age=7d
   fastio.report=False

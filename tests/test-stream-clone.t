@@ -14,7 +14,7 @@ Stream v2 clone over http, with the report
 
   $ hg clone -q --stream --config fastio.report=yes http://localhost:$HGPORT clone-http 2>&1 | grep -E '^fastio: (files|closes)'
   fastio: files written: 30
-  fastio: closes: 30, in background: 0, threads: 0
+  fastio: closes: 30, in background: 30, threads: * (glob)
   fastio: files written: 24
   fastio: closes: 24, in background: 0, threads: 0
   $ hg -R clone-http verify -q
@@ -102,7 +102,7 @@ The closer forced on and off gives the same store
 
   $ hg init forced-on
   $ hg -R forced-on unbundle -q v2.hg --config fastio.background-close=always --config fastio.report=yes 2>&1 | grep -E '^fastio: closes'
-  fastio: closes: 30, in background: 30, threads: 4
+  fastio: closes: 30, in background: 30, threads: * (glob)
   $ storecompare src forced-on
   stores identical: 29 files
   $ hg init forced-off
@@ -142,7 +142,7 @@ A checkout uses the extension's closer for Mercurial's backgroundclosing
 (forced to the background here by a zero threshold)
 
   $ hg clone -q --debug --config fastio.slow-close-threshold=0ns --config worker.enabled=no applied-v2 checkout 2>&1 | grep '^fastio:'
-  fastio: median close * us over * files, closing in background with * threads (glob)
+  fastio: median close * us over * files, writing in background with * threads (glob)
   $ hg -R checkout status
   $ hg -R checkout diff -r tip --stat
 
@@ -181,6 +181,6 @@ Stock's own background closing switch is honoured (as stock announces it)
   $ hg -R stock-switch unbundle v2.hg --debug --config worker.backgroundclose=yes --config fastio.report=yes 2>&1 | grep -E 'starting|fastio: closes'
   starting 4 threads for background file closing
   starting 4 threads for background file closing
-  fastio: closes: 30, in background: 30, threads: 4
+  fastio: closes: 30, in background: 30, threads: * (glob)
   $ storecompare src stock-switch
   stores identical: 29 files

@@ -113,7 +113,7 @@ BOUNDED = [
     "--config",
     "fastio.max-pending-closes=%d" % MAX_PENDING,
     "--config",
-    "fastio.close-threads=1",
+    "fastio.max-close-threads=%d" % (4 * MAX_PENDING),
 ]
 
 
@@ -121,10 +121,9 @@ def test_descriptors_bounded(work):
     tmp, env, so, real = work
     bundle = tmp / "fds.hg"
     synthetic_bundle(real, bundle, 1500, 1500 * 64)
-    # one thread closing in 2 ms each: the producer is faster even where
-    # creating a file is slow (~0.7 ms on this machine's ext4 /tmp), so
-    # pending closes stay at the bound (and the watcher, which needs the
-    # GIL, has time to see them)
+    # closes of 2 ms each: the writer's threads grow to write as fast as
+    # the producer goes, each holding a descriptor, until the bound (and
+    # the watcher, which needs the GIL, has time to see them)
     peak, rss, nfiles = apply(tmp, env, bundle, BOUNDED, preload=so, delay_us=2000)
     assert nfiles == 1500
     # closes did pile up (the watcher saw more than a handful of files open)
@@ -135,8 +134,7 @@ def test_descriptors_bounded(work):
 @pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no tmpfs at /dev/shm")
 def test_descriptors_bounded_20k_files(work):
     """The issue's case: 20k files.  On tmpfs, where creating a file is
-    fast, a 300 us close on one thread is enough to keep the bound full
-    (20k x 300 us: 6 s)."""
+    fast, a 300 us close makes the writer's threads grow to the bound."""
     __, env, so, real = work
     shm = tmp_path_on_shm()
     try:

@@ -108,9 +108,10 @@ Configuration
   latency. Default: 0.
 
 ``fastio.max-close-threads``
-  Upper bound on closing threads (more start while closes fall behind
-  the files written; a 1 ms close needs about 60 to keep up with a stream
-  clone on a fast disk). Default: 128.
+  Upper bound on the threads that write and close files (more start
+  while the filesystem keeps them waiting and files queue up: a 1 ms
+  create and close need about 60 to keep up with a stream clone, 5 ms
+  about 200; never more than ``fastio.max-pending-closes``). Default: 256.
 
 ``fastio.max-pending-closes``
   Upper bound on files written but not yet closed; keeps well below the

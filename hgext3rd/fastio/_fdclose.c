@@ -146,6 +146,7 @@ error:
  */
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -199,11 +200,10 @@ typedef struct {
 	int waking;	/* `work` signalled, no thread woke yet */
 	int stopping;
 	int running; /* threads started and not ended */
+	int peak_running;
 	int maxthreads;
 	int refs; /* the Pool (until freed) and each running thread */
 	unsigned long generation; /* fork_generation when it was made */
-	long long busy_ns; /* time threads spent running tasks */
-	size_t ran;	   /* tasks run (not skipped) */
 	size_t bytes;  /* content of the file tasks queued, not reclaimed */
 	size_t budget; /* submit_files() waits above this many bytes */
 	int failed;    /* a file or directory task failed: skip the others */
@@ -285,6 +285,25 @@ static void core_free(Core *c)
 	free(c);
 }
 
+/* a task that left its thread waiting this long (ns) for the filesystem
+ * is one that more threads can overlap */
+#define GROW_BLOCKED_NS 50000LL
+
+static int pool_start_thread(Core *c, int stopping_too);
+
+/* how often this thread has gone to sleep (blocked in a system call): a
+ * task that took long and slept waited for the filesystem; one that was
+ * merely preempted (a busy machine) did not */
+static long thread_sleeps(void)
+{
+#ifdef RUSAGE_THREAD
+	struct rusage ru;
+	if (getrusage(RUSAGE_THREAD, &ru) == 0)
+		return ru.ru_nvcsw;
+#endif
+	return 0;
+}
+
 /* a task is done: reclaimed, or marked so; mutex held */
 static int task_done(Core *c, size_t seq)
 {
@@ -354,7 +373,9 @@ static void *pool_worker(void *arg)
 	for (;;) {
 		size_t seq;
 		int err, step = STEP_CLOSE, kind, skip;
-		long long began;
+		long long began, took;
+		long sleeps;
+		int slept;
 		Slot *s;
 		while (c->take == c->head && !c->stopping) {
 			c->idle++;
@@ -380,6 +401,7 @@ static void *pool_worker(void *arg)
 		skip = kind != TASK_CLOSE && c->failed;
 		pthread_mutex_unlock(&c->mu);
 		began = now_ns();
+		sleeps = thread_sleeps();
 		if (skip)
 			err = ECANCELED;
 		else if (kind == TASK_CLOSE)
@@ -388,11 +410,14 @@ static void *pool_worker(void *arg)
 			err = write_file(s->path, s->data, s->len, s->mode, &step);
 		else
 			err = make_dir(s->path, s->mode, &step);
+		took = now_ns() - began;
+		slept = thread_sleeps() != sleeps;
 		pthread_mutex_lock(&c->mu);
-		if (!skip) {
-			c->busy_ns += now_ns() - began;
-			c->ran++;
-		}
+		/* the filesystem kept this thread waiting while tasks queue up
+		 * and no thread is free: one more (a fast one never does) */
+		if (slept && took > GROW_BLOCKED_NS && c->take < c->head &&
+		    !c->idle)
+			pool_start_thread(c, 1);
 		s->err = err;
 		s->step = skip ? -1 : step;
 		s->done = 1;
@@ -469,15 +494,16 @@ static void pool_reclaim(Pool *p)
 	}
 }
 
-/* one more thread, unless stopping or at the maximum; mutex held; 0 or
- * pthread_create's error */
-static int pool_start_thread(Core *c)
+/* one more thread, unless at the maximum or stopping (a thread of the
+ * pool may add one while it stops: the queue is not empty); mutex held; 0
+ * or pthread_create's error */
+static int pool_start_thread(Core *c, int stopping_too)
 {
 	sigset_t all, old;
 	pthread_attr_t attr;
 	pthread_t thread;
 	int rc;
-	if (c->running >= c->maxthreads || c->stopping)
+	if (c->running >= c->maxthreads || (c->stopping && !stopping_too))
 		return 0;
 	/* signals go to the main thread (Python handles them there), never
 	 * interrupt a close here: the new thread inherits this mask */
@@ -488,6 +514,8 @@ static int pool_start_thread(Core *c)
 	/* nobody joins them: a thread whose close hangs may outlive the Pool */
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	c->running++;
+	if (c->running > c->peak_running)
+		c->peak_running = c->running;
 	c->refs++;
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	rc = pthread_create(&thread, &attr, pool_worker, c);
@@ -556,7 +584,7 @@ static PyObject *pool_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	p->core = c;
 	pthread_mutex_lock(&c->mu);
 	for (i = 0; i < threads && rc == 0; i++)
-		rc = pool_start_thread(c);
+		rc = pool_start_thread(c, 0);
 	pthread_mutex_unlock(&c->mu);
 	if (rc != 0) {
 		errno = rc;
@@ -973,7 +1001,7 @@ static PyObject *pool_add_thread(Pool *p, PyObject *unused)
 		return NULL;
 	c = p->core;
 	pthread_mutex_lock(&c->mu);
-	rc = pool_start_thread(c);
+	rc = pool_start_thread(c, 0);
 	n = c->running;
 	pthread_mutex_unlock(&c->mu);
 	if (rc != 0) {
@@ -1068,20 +1096,9 @@ static PyObject *pool_get_threads(Pool *p, void *closure)
 	return PyLong_FromLong(n);
 }
 
-PyDoc_STRVAR(load_doc, "load() -> (tasks run, nanoseconds spent running "
-		       "them): how long a task takes the threads");
-
-static PyObject *pool_load(Pool *p, PyObject *unused)
+static PyObject *pool_get_peak_threads(Pool *p, void *closure)
 {
-	size_t ran;
-	long long busy;
-	if (pool_check(p) < 0)
-		return NULL;
-	pthread_mutex_lock(&p->core->mu);
-	ran = p->core->ran;
-	busy = p->core->busy_ns;
-	pthread_mutex_unlock(&p->core->mu);
-	return Py_BuildValue("(nL)", (Py_ssize_t)ran, busy);
+	return PyLong_FromLong(p->core ? p->core->peak_running : 0);
 }
 
 static PyObject *pool_get_submitted(Pool *p, void *closure)
@@ -1104,7 +1121,6 @@ static PyMethodDef pool_methods[] = {
 	 "None (step: 0 close, 1 create, 2 write, 3 chmod, 4 mkdir)"},
 	{"unfinished", (PyCFunction)pool_unfinished, METH_NOARGS,
 	 unfinished_doc},
-	{"load", (PyCFunction)pool_load, METH_NOARGS, load_doc},
 	{NULL, NULL, 0, NULL},
 };
 
@@ -1115,6 +1131,8 @@ static PyGetSetDef pool_getset[] = {
 	{"wait_ns", (getter)pool_get_wait_ns, NULL,
 	 "time submit() waited for room", NULL},
 	{"threads", (getter)pool_get_threads, NULL, "running threads", NULL},
+	{"peak_threads", (getter)pool_get_peak_threads, NULL,
+	 "most threads running at once", NULL},
 	{"submitted", (getter)pool_get_submitted, NULL, "closes queued", NULL},
 	{NULL, NULL, NULL, NULL, NULL},
 };

@@ -85,8 +85,6 @@ _BATCH = 16
 # tasks (new files, directories, closes) the pool holds at once; a file
 # task holds a descriptor only while a thread runs it
 _RING = 4096
-# tasks between two sizings of the pool
-_SIZING_TASKS = 256
 
 
 def _cpu_count():
@@ -336,9 +334,11 @@ class FileCloser:
         self._mode = mode
         self._threshold_ns = threshold_ns
         self._fixed_threads = threads
-        # a fixed count is what was asked for, even above the bound
-        self._max_threads = max(1, max_threads, threads)
         self._max_pending = max(1, max_pending)
+        # a fixed count is what was asked for, even above the bound; each
+        # thread holds a descriptor while it writes a file: no more
+        # threads than descriptors may be open
+        self._max_threads = max(1, min(max(max_threads, threads), self._max_pending))
         self._window = max(2, window)
         self._close_timeout = max(0.0, close_timeout)
         self.stats = stats if stats is not None else CloserStats()
@@ -366,9 +366,6 @@ class FileCloser:
         self.abandoned = 0  # closes given up on by finish()
         self._dir_seqs = {}  # directory -> seq of the pool task making it
         self._give_up_at = None  # see _give_up_time
-        # tasks submitted since, and when, the pool was last sized; its
-        # load() then
-        self._sizing = [0, _perf_ns(), 0, 0]
         self._budget = budget
         self._pid = os.getpid()
         self._holding = hold.install()
@@ -469,7 +466,7 @@ class FileCloser:
         pool = self._pool = FdPool(
             self._max_pending,
             self._pool_threads,
-            self._max_threads,
+            self._fixed_threads or self._max_threads,
             hold.is_pending,
             budget=self._budget,
             ring=max(self._max_pending, _RING),
@@ -596,30 +593,11 @@ class FileCloser:
             self._take_pool_failure()
         if self._error is not None:
             self._raise_error()
-        if not self._fixed_threads:
-            self._size_pool(pool, len(tasks), flags & 1)
-
-    def _size_pool(self, pool, submitted, waited):
-        """Keep as many threads as tasks arrive times how long one takes
-        them (Little's law), measured over the last few hundred tasks; one
-        more whenever the producer had to wait."""
-        sizing = self._sizing
-        sizing[0] += submitted
-        if waited:
+        # the pool grows by itself while the filesystem keeps its threads
+        # waiting; one more whenever the producer had to wait
+        if flags & 1 and not self._fixed_threads:
             pool.add_thread()
-        elif sizing[0] >= _SIZING_TASKS:
-            now = _perf_ns()
-            ran, busy = pool.load()
-            if ran > sizing[2] and now > sizing[1]:
-                rate = sizing[0] / (now - sizing[1])  # tasks per ns
-                latency = (busy - sizing[3]) / (ran - sizing[2])
-                want = min(self._max_threads, int(rate * latency * 1.25) + 1)
-                for __ in range(want - pool.threads):
-                    pool.add_thread()
-            self._sizing = [0, now, ran, busy]
-        else:
-            return
-        self._count_threads()
+            self._count_threads()
 
     def _send_batch(self):
         """Hand the collected handles to the threads, in one queue item: a
@@ -732,7 +710,8 @@ class FileCloser:
     def _count_threads(self):
         threads = len(self._workers)
         if self._pool is not None:
-            threads += self._pool.threads
+            # (it also grows by itself)
+            threads += self._pool.peak_threads
         self.stats.threads = max(self.stats.threads, threads)
 
     def _thread_pending(self):
@@ -1008,6 +987,7 @@ class FileCloser:
         stats = self.stats
         if self._pool is not None:
             stats.wait_ns += self._pool.wait_ns
+            self._count_threads()
         if self._samples and stats.median_close_ns is None:
             samples = sorted(self._samples)
             stats.median_close_ns = samples[len(samples) // 2]
