@@ -31,8 +31,10 @@ bundles v1, v2 and v3, closes inline and in background.
   >       apply $bundle CLOSE $target --config fastio.background-close=$mode
   >     done
   >   done
-  >   echo "== $bundle write"
-  >   apply $bundle WRITE data/dir/sub/f5.txt.i
+  >   for mode in never always; do
+  >     echo "== $bundle write $mode"
+  >     apply $bundle WRITE data/dir/sub/f5.txt.i --config fastio.background-close=$mode
+  >   done
   > done
   == cg.hg close data/dir/file1.i never
   exit 255
@@ -50,9 +52,13 @@ bundles v1, v2 and v3, closes inline and in background.
   exit 255
   abort: No space left on device
   ./requires 
-  == cg.hg write
+  == cg.hg write never
   exit 255
   abort: No space left on device
+  ./requires 
+  == cg.hg write always
+  exit 255
+  abort: error writing 'data/dir/sub/f5.txt.i': No space left on device
   ./requires 
   == cg1.hg close data/dir/file1.i never
   exit 255
@@ -70,9 +76,13 @@ bundles v1, v2 and v3, closes inline and in background.
   exit 255
   abort: No space left on device
   ./requires 
-  == cg1.hg write
+  == cg1.hg write never
   exit 255
   abort: No space left on device
+  ./requires 
+  == cg1.hg write always
+  exit 255
+  abort: error writing 'data/dir/sub/f5.txt.i': No space left on device
   ./requires 
   == v2.hg close data/dir/file1.i never
   exit 255
@@ -90,7 +100,11 @@ bundles v1, v2 and v3, closes inline and in background.
   exit 255
   abort: error closing '00changelog.i': No space left on device
   ./requires 
-  == v2.hg write
+  == v2.hg write never
+  exit 255
+  abort: error writing 'data/dir/sub/f5.txt.i': No space left on device
+  ./requires 
+  == v2.hg write always
   exit 255
   abort: error writing 'data/dir/sub/f5.txt.i': No space left on device
   ./requires 
@@ -110,7 +124,11 @@ bundles v1, v2 and v3, closes inline and in background.
   exit 255
   abort: error closing '00changelog.i': No space left on device
   ./requires 
-  == v3.hg write
+  == v3.hg write never
+  exit 255
+  abort: error writing 'data/dir/sub/f5.txt.i': No space left on device
+  ./requires 
+  == v3.hg write always
   exit 255
   abort: error writing 'data/dir/sub/f5.txt.i': No space left on device
   ./requires 
@@ -130,7 +148,11 @@ bundles v1, v2 and v3, closes inline and in background.
   exit 255
   abort: error closing '00changelog.i': No space left on device
   ./requires 
-  == v1.hg write
+  == v1.hg write never
+  exit 255
+  abort: error writing 'data/dir/sub/f5.txt.i': No space left on device
+  ./requires 
+  == v1.hg write always
   exit 255
   abort: error writing 'data/dir/sub/f5.txt.i': No space left on device
   ./requires 

@@ -97,14 +97,14 @@ in hand between its open and its hand-over to the closer
 
 The signal right after a file is opened, before the writer hands its
 descriptor over (tests/signalafteropen.py sends it from os.open: Python
-runs the handler as the open returns), then from outside as above.  A
-stream's files are opened on the applying thread when it writes them itself
-(fastio.background-close=never); in the background the pool's threads hold
-their descriptors
+runs the handler as the open returns), then from outside as above.  New
+files are opened on the applying thread when it writes them itself
+(fastio.background-close=never); in the background the file writer's
+threads make them
 
   $ inhand() {
   >   rm -rf dest; hg init dest; listing dest > before
-  >   opts=$OPTS; [ $2 = v2.hg ] && opts="--config fastio.background-close=never"
+  >   opts="--config fastio.background-close=never"
   >   LD_PRELOAD="$TESTTMP/delay.so $PRELOAD" FASTIO_CLOSE_DELAY_US=2000 \
   >   FASTIO_SIGNAL=$1 FASTIO_SIGNAL_AFTER_OPEN=data/d05/f00305.i \
   >     hg -R dest unbundle -q $2 $opts \

@@ -146,12 +146,14 @@ def _apply(orig, self, repo, tr, *args, **kwargs):
     _active = opener
     try:
         with compressors.shared():
+            complete = False
             try:
                 result = orig(self, repo, tr, *args, **kwargs)
+                complete = True
             finally:
                 # no more deferred closes: later opens are stock's
                 _active = None
-                opener.detach()
+                opener.detach(complete)
                 if read_ahead:
                     compat.set_changegroup_source(self, stream)
             # a close that failed fails the application (and so the

@@ -535,6 +535,11 @@ class FileCloser:
         if self._error is not None:
             self._raise_error()
 
+    def note_create(self, took_ns):
+        """A writer created the file it hands over next in ``took_ns``:
+        auto mode weighs creates with closes."""
+        self._create_ns = took_ns
+
     def _make_dirs_here(self, dirs):
         for path, mode in dirs:
             try:
@@ -553,8 +558,7 @@ class FileCloser:
                 fd = os.open(path, _NEW_FLAGS, 0o666)
             except OSError as exc:
                 raise _step_error(_STEP_CREATE, name, exc)
-            # auto mode weighs creates with the close that follows
-            self._create_ns = _perf_ns() - start
+            self.note_create(_perf_ns() - start)
             try:
                 if mode >= 0:
                     os.fchmod(fd, mode)

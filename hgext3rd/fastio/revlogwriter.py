@@ -36,6 +36,8 @@ import errno
 import io
 import os
 import posixpath
+import time
+import weakref
 
 from mercurial import pycompat, util, vfs as vfsmod
 
@@ -45,6 +47,7 @@ from . import compat
 # signals wait while a descriptor is between its open and the closer
 _hold = closermod.hold
 
+_perf_ns = time.perf_counter_ns
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_EXISTING = os.O_RDWR | _O_CLOEXEC
 _O_NEW = os.O_RDWR | os.O_CREAT | os.O_EXCL | _O_CLOEXEC
@@ -95,6 +98,90 @@ class _HandOffFile(io.BufferedRandom):
                 hold.deliver()
 
 
+class _NewFile:
+    """A revlog file this apply creates, kept in memory while the revlog
+    writes (and reads back) it, then given whole to the file writer, which
+    creates, writes and closes it off the applying thread.  One that grows
+    past ``_SPILL_BYTES``, or whose descriptor is asked for, is created
+    here and written as it goes (a :class:`_HandOffFile`)."""
+
+    def __init__(self, opener, key, path):
+        self._opener = opener
+        self._key = key
+        self.name = path
+        self._fh = io.BytesIO()
+        self._spilled = False
+
+    def write(self, data):
+        written = self._fh.write(data)
+        if not self._spilled and self._fh.tell() > _SPILL_BYTES:
+            self._spill()
+        return written
+
+    def fileno(self):
+        if not self._spilled:
+            self._spill()
+        return self._fh.fileno()
+
+    def _spill(self):
+        position = self._fh.tell()
+        content = self._fh.getvalue()
+        self._fh = self._opener._create_now(self._key, self.name, content)
+        self._fh.seek(position)
+        self._spilled = True
+
+    def close(self):
+        fh = self._fh
+        if fh.closed:
+            return
+        self._opener._in_memory.discard(self)
+        if self._spilled:
+            fh.close()
+            return
+        content = fh.getvalue()
+        fh.close()
+        self._opener._hand_off_new(self._key, self.name, content)
+
+    def discard(self):
+        """Forget it, unwritten (its operation failed)."""
+        if not self._spilled:
+            self._fh.close()
+
+    def __del__(self):
+        # a handle dropped without a close (as a real file would be,
+        # closed by its finalizer)
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def tell(self):
+        return self._fh.tell()
+
+    def seek(self, offset, whence=io.SEEK_SET):
+        return self._fh.seek(offset, whence)
+
+    def read(self, size=-1):
+        return self._fh.read(size)
+
+    def flush(self):
+        return self._fh.flush()
+
+    @property
+    def closed(self):
+        return self._fh.closed
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc_value, exc_tb):
+        self.close()
+
+    def __getattr__(self, name):
+        # read, seek, tell, flush, truncate, ...: the file's as it is now
+        return getattr(self._fh, name)
+
+
 class _HandOffProxy(vfsmod.closewrapbase):
     """The same for a file object opened by stock."""
 
@@ -125,6 +212,10 @@ class _HandOffProxy(vfsmod.closewrapbase):
             if hold.pending:
                 hold.deliver()
 
+
+# a new revlog file larger than this is created on the applying thread and
+# written as it goes, not kept in memory until it is closed
+_SPILL_BYTES = 1 << 20
 
 # files a revlog journals when it creates them (not the changelog's pending
 # ``.a`` file, which is a temporary file of the transaction)
@@ -166,6 +257,11 @@ class RevlogOpener:
         # records the directories made here before they exist (removed,
         # with what is in them, if the transaction aborts or is recovered)
         self._new_paths = new_paths
+        # directories known to exist (or to be the file writer's to make)
+        self._dirs_known = set()
+        # new files kept in memory and not closed yet
+        self._in_memory = weakref.WeakSet()
+        self._dir_mode = -1 if vfs.createmode is None else vfs.createmode
 
     # -- opening ------------------------------------------------------------
 
@@ -274,9 +370,15 @@ class RevlogOpener:
         f = vfs.join(path)
         if kind == _CREATE:
             self._journal_first(path)
+            known_absent = path in self._absent or self._in_new_dir(path)
             self._absent.discard(path)
             if self._missing_tops:
                 self._missing_tops.pop(path.partition(b"/")[0], None)
+            closer = self._closer
+            if known_absent and closer is not None and closer.background:
+                # files are written in the background: this one too
+                return self._new_in_memory(path, f)
+            start = _perf_ns()
             try:
                 fd = os.open(f, _O_NEW, 0o666)
             except FileExistsError:
@@ -292,6 +394,9 @@ class RevlogOpener:
                 created = self._new_dirs.get(posixpath.dirname(path))
                 if created is not None:
                     created.add(path)
+                if closer is not None:
+                    # auto mode weighs creates with closes
+                    closer.note_create(_perf_ns() - start)
             if self._file_mode is not None:
                 try:
                     os.chmod(f, self._file_mode)
@@ -327,6 +432,93 @@ class RevlogOpener:
         self._count_file(path)
         return fh
 
+    def _new_in_memory(self, path, f):
+        """A file known not to exist: written in memory, made by the file
+        writer when the revlog closes it (its directories now: the
+        writer's files wait for them)."""
+        dirs = self._dirs_to_make(os.path.dirname(f), posixpath.dirname(path))
+        if dirs:
+            self._closer.write_new(dirs, [])
+        created = self._new_dirs.get(posixpath.dirname(path))
+        if created is not None:
+            created.add(path)
+        self._count_file(path)
+        fh = _NewFile(self, path, f)
+        self._in_memory.add(fh)
+        return fh
+
+    def _dirs_to_make(self, fulldir, reldir):
+        """The levels of directory ``fulldir`` (``reldir`` in this vfs)
+        that do not exist, outermost first, with the mode to give them;
+        recorded before anything makes them."""
+        known = self._dirs_known
+        missing = []
+        while fulldir not in known:
+            if os.path.isdir(fulldir):
+                known.add(fulldir)
+                break
+            missing.append((fulldir, reldir))
+            parent = os.path.dirname(fulldir)
+            if parent == fulldir:
+                break
+            fulldir, reldir = parent, posixpath.dirname(reldir)
+        if not missing:
+            return []
+        missing.reverse()
+        if self._new_paths is not None:
+            self._new_paths.record(dirs=[full for full, __ in missing])
+        mode = self._dir_mode
+        for full, rel in missing:
+            known.add(full)
+            # nothing in it but what this opener creates there
+            self._new_dirs[rel] = set()
+        return [(full, mode) for full, __ in missing]
+
+    def _create_now(self, key, f, content):
+        """Create new file ``f`` here with ``content`` (a file kept in
+        memory that grew too large); the handle writes on from there."""
+        # its directory may be the file writer's to make: wait for it
+        if self._closer is not None:
+            self._closer.drain()
+        hold = _hold
+        hold.depth += 1
+        try:
+            fd = os.open(f, _O_NEW, 0o666)
+            try:
+                if self._file_mode is not None:
+                    os.chmod(f, self._file_mode)
+                raw = io.FileIO(fd, "r+", closefd=False)
+                raw.name = f
+                fh = _HandOffFile(raw)
+                fh.write(content)
+            except BaseException:
+                os.close(fd)
+                raise
+            fh._fastio_sink = self._hand_off
+            fh._fastio_fd = fd
+            fh._fastio_key = key
+            fh._fastio_start = 0
+        finally:
+            hold.depth -= 1
+            if hold.pending:
+                hold.deliver()
+        return fh
+
+    def _hand_off_new(self, key, f, content):
+        """A file kept in memory is complete: to the file writer."""
+        closer = self._closer
+        mode = -1 if self._file_mode is None else self._file_mode
+        new = (f, content, mode, key, os.path.dirname(f))
+        if closer is None:
+            # closed after the operation ended
+            closermod.FileCloser(mode=closermod.MODE_NEVER).write_new([], [new])
+            return
+        closer.write_new([], [new])
+        if self._stats is not None:
+            self._stats.bytes += len(content)
+        if closer.background:
+            self._pending.add(key)
+
     def _note_new_dirs(self, dirname):
         """Record the levels of ``dirname`` that do not exist yet (about to
         be made): the playback of an aborted transaction removes the files
@@ -361,8 +553,18 @@ class RevlogOpener:
         if closer.background:
             self._pending.add(key)
 
-    def detach(self):
-        """The operation is over: close whatever comes later at once."""
+    def detach(self, complete=True):
+        """The operation is over: files kept in memory that the revlogs
+        left open (a revlog that splits drops its data file's handle) go to
+        the file writer now, before it finishes, or nowhere when the
+        operation failed (the transaction aborts); close whatever comes
+        later at once."""
+        for fh in list(self._in_memory):
+            if complete:
+                fh.close()
+            else:
+                fh.discard()
+        self._in_memory.clear()
         self._closer = None
         self._pending.clear()
 
