@@ -1,4 +1,4 @@
-hg debugfastio: the effective settings, then a close-latency probe of the
+hg debugfastio: the effective settings, then a create and close latency probe of the
 repository's filesystem whose files are removed afterwards
 
   $ hg init repo
@@ -13,23 +13,29 @@ repository's filesystem whose files are removed afterwards
     close-timeout: 5s (default)
     max-close-threads: 256 (default)
     max-pending-closes: 256 (default)
+    memory-budget: 64MB (default)
     probe-max-age: 7d (default)
     report: no (default)
     slow-close-threshold: 50us (default)
     stream-writer: yes (default)
   mmap policy: * (glob)
   probing: 256 files in */repo/.hg (glob)
+  create latency: [0-9]+\.[0-9] us \(median\), [0-9]+\.[0-9] us \(90th percentile\) (re)
   close latency: [0-9]+\.[0-9] us \(median\), [0-9]+\.[0-9] us \(90th percentile\) (re)
   probe time: [0-9]+\.[0-9]{3} s (re)
   auto mode would: close (inline|in background, starting with 3 threads) \(median [0-9]+ us (<|>=) threshold 50 us\) (re)
   cached for auto mode in */repo/.hg/cache/fastio-probe (glob)
 
-The decision is the one the printed median and threshold imply
+The decision is the one the printed medians (the slower of creates and
+closes) and threshold imply
 
   $ "$PYTHON" - <<'EOF'
   > import re
   > out = open("probe.out").read()
-  > latency = float(re.search(r"^close latency: ([0-9.]+) us \(median\)", out, re.M).group(1))
+  > latency = max(
+  >     float(re.search(r"^%s latency: ([0-9.]+) us \(median\)" % what, out, re.M).group(1))
+  >     for what in ("create", "close")
+  > )
   > decision, median, sign, threshold = re.search(
   >     r"^auto mode would: close (inline|in background).* \(median ([0-9]+) us (<|>=) threshold ([0-9]+) us\)$",
   >     out,

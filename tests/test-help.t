@@ -33,15 +33,16 @@ its default, and "hg config" knows them
   close-timeout 5s documented
   max-close-threads 256 documented
   max-pending-closes 256 documented
+  memory-budget 64MB documented
   probe-max-age 7d documented
   report no documented
   slow-close-threshold 50us documented
   stream-writer yes documented
-  11 options in the help
+  12 options in the help
 
-  $ grep -E '^(What|Background|Checking|Configuration)' help.txt
+  $ grep -E '^(What|Writing|Checking|Configuration)' help.txt
   What is accelerated
-  Background closing
+  Writing files
   Checking a filesystem
   Configuration
 
@@ -53,6 +54,7 @@ its default, and "hg config" knows them
   fastio.close-timeout=5s
   fastio.max-close-threads=256
   fastio.max-pending-closes=256
+  fastio.memory-budget=64MB
   fastio.probe-max-age=7d
   fastio.report=False
   fastio.slow-close-threshold=50us
@@ -70,9 +72,9 @@ follows the indent
   $ COLUMNS=1000 hg help debugfastio --config ui.textwidth=0 | sed 's/^    //'
   hg debugfastio [--files N] [--no-cache]
   
-  show fastio's settings and measure this repository's close latency
+  show fastio's settings and measure this repository's file latencies
   
-  Prints the effective "[fastio]" settings, then creates, writes and closes "--files" small files in a temporary directory under ".hg" (removed afterwards), times each "close()" and prints the median and 90th percentile, and what "auto" mode chooses from it.  Unless "--no-cache" is given, the measurement is stored for "auto" mode (see "fastio.probe-max-age").
+  Prints the effective "[fastio]" settings, then creates, writes and closes "--files" small files in a temporary directory under ".hg" (removed afterwards), times each create ("open()") and "close()", prints their medians and 90th percentiles, and what "auto" mode chooses from the slower.  Unless "--no-cache" is given, the measurement is stored for "auto" mode (see "fastio.probe-max-age").
   
   options:
   

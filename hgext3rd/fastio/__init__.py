@@ -54,16 +54,32 @@ failing close always aborts the command.
 
 With no option set, the output of every command is that of Mercurial.
 
-Background closing
-==================
+Writing files
+=============
 
-A close is timed as it happens.  In ``auto`` mode (the default) files are
-closed inline until the median close of a sample is slower than
-``fastio.slow-close-threshold``; then background threads take over, as many
-as needed to keep up with the writer (they grow when the queue of pending
-closes is full).  Fast local filesystems never pay for threads.
+A new file's whole life (its directory made, the file created, written and
+closed) can happen off the applying thread, on threads that never take
+Python's lock (built from C where a compiler was there; Python threads
+elsewhere).  The applying thread keeps what makes the store correct: name
+checks, store encoding, path auditing, the fncache, and the journal entry
+of every file and the record of every directory, on disk before they are
+created.  On a filesystem where creating, writing or closing a file is a
+round trip (NFS, SMB, NTFS with a virus scanner), the threads overlap the
+round trips; their number grows while the filesystem keeps them waiting
+and files queue up (up to ``fastio.max-close-threads``); contents waiting
+for them are bounded by ``fastio.memory-budget``.
 
-``hg debugfastio`` stores the median it measures, per filesystem, in
+In ``auto`` mode (the default) the files of a stream clone go to two such
+threads whenever the machine has a second core (a 10k-file stream apply
+takes about a fifth less on tmpfs), and the threads grow as above.  The
+revlogs a changegroup creates (and the handles it closes) are written and
+closed here while creating and closing files is fast; once the median
+create or close of a sample of files is slower than
+``fastio.slow-close-threshold``, new revlogs are kept in memory while the
+changegroup writes them and handed whole to the threads, and closes go
+there too.  Fast local filesystems never pay for threads they cannot use.
+
+``hg debugfastio`` stores the median close it measures, per filesystem, in
 ``.hg/cache/fastio-probe``; nothing else writes that file, so that nothing
 appears in ``.hg/cache`` unasked.  The next operations on the same
 filesystem (the checkout after a clone, a pull, an update) then start
@@ -71,10 +87,10 @@ closing in the background at once when closes there are slow, without
 sampling first; where they are fast they close inline and keep timing, so
 that a change is noticed.  A measurement older than
 ``fastio.probe-max-age`` is not used.  Without a measurement, every
-operation decides from its own first closes.
+operation decides from its own first files.
 
-When waiting for pending closes at the end of an operation takes more than
-a second, a ``closing files`` progress bar shows it.  ``--debug`` tells
+When waiting for files still being written at the end of an operation
+takes more than a second, a ``closing files`` progress bar shows it.  ``--debug`` tells
 every decision (lines starting with ``fastio:``).
 
 Checking a filesystem
@@ -116,6 +132,11 @@ Configuration
 ``fastio.max-pending-closes``
   Upper bound on files written but not yet closed; keeps well below the
   512 descriptors Windows allows by default. Default: 256.
+
+``fastio.memory-budget``
+  Upper bound on the contents of new files handed to the writing threads
+  and not written yet (they are made off the applying thread: see
+  "Writing files"); the applying thread waits above it. Default: ``64MB``.
 
 ``fastio.close-timeout``
   How long pending closes may take once a command is interrupted (Ctrl-C,

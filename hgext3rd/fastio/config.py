@@ -24,6 +24,7 @@ eh.configitem(SECTION, b"stream-writer", default=True)
 eh.configitem(SECTION, b"report", default=False)
 eh.configitem(SECTION, b"probe-max-age", default=b"7d")
 eh.configitem(SECTION, b"close-timeout", default=b"5s")
+eh.configitem(SECTION, b"memory-budget", default=b"64MB")
 
 _MODES = {
     b"auto": closer.MODE_AUTO,
@@ -104,6 +105,9 @@ class Settings:
         self.stream_writer = ui.configbool(SECTION, b"stream-writer")
         self.report = ui.configbool(SECTION, b"report")
         self.probe_max_age_s = max(0, parse_age_s(ui.config(SECTION, b"probe-max-age")))
+        self.memory_budget = max(
+            1 << 20, ui.configbytes(SECTION, b"memory-budget")
+        )
         self.close_timeout_s = max(
             0.0, parse_timeout_s(ui.config(SECTION, b"close-timeout"))
         )
@@ -161,6 +165,7 @@ class Settings:
             stats=stats,
             initial_latency_ns=tuning and tuning.initial_latency_ns,
             close_timeout=self.close_timeout_s,
+            budget=self.memory_budget,
         )
 
 

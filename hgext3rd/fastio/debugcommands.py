@@ -26,8 +26,8 @@ def _settings_lines(ui):
 
 
 def _auto_choice(settings, median_ns):
-    """What auto mode does with a filesystem whose closes take
-    ``median_ns``: the words, as the closer would do it."""
+    """What auto mode does with a filesystem whose creates or closes (the
+    slower) take ``median_ns``: the words, as the closer would do it."""
     threshold = settings.threshold_ns
     if median_ns < threshold:
         return _(b"close inline (median %d us < threshold %d us)") % (
@@ -53,14 +53,14 @@ def _auto_choice(settings, median_ns):
     helpcategory=b"maintenance",
 )
 def debugfastio(ui, repo, **opts):
-    """show fastio's settings and measure this repository's close latency
+    """show fastio's settings and measure this repository's file latencies
 
     Prints the effective ``[fastio]`` settings, then creates, writes and
     closes ``--files`` small files in a temporary directory under ``.hg``
-    (removed afterwards), times each ``close()`` and prints the median and
-    90th percentile, and what ``auto`` mode chooses from it.  Unless
-    ``--no-cache`` is given, the measurement is stored for ``auto`` mode
-    (see ``fastio.probe-max-age``).
+    (removed afterwards), times each create (``open()``) and ``close()``,
+    prints their medians and 90th percentiles, and what ``auto`` mode
+    chooses from the slower.  Unless ``--no-cache`` is given, the
+    measurement is stored for ``auto`` mode (see ``fastio.probe-max-age``).
     """
     settings = config.settings(ui)
     ui.write(_(b"fastio %s\n") % pycompat.bytestr(metadata.__version__))
@@ -75,11 +75,18 @@ def debugfastio(ui, repo, **opts):
     ui.status(_(b"probing: %d files in %s\n") % (count, where))
     result = probe.measure(where, count)
     ui.write(
+        _(b"create latency: %.1f us (median), %.1f us (90th percentile)\n")
+        % (result.create_median_ns / 1000.0, result.create_p90_ns / 1000.0)
+    )
+    ui.write(
         _(b"close latency: %.1f us (median), %.1f us (90th percentile)\n")
         % (result.median_ns / 1000.0, result.p90_ns / 1000.0)
     )
     ui.write(_(b"probe time: %.3f s\n") % (result.elapsed_ns / 1e9))
-    ui.write(_(b"auto mode would: %s\n") % _auto_choice(settings, result.median_ns))
+    ui.write(
+        _(b"auto mode would: %s\n")
+        % _auto_choice(settings, result.slower_median_ns)
+    )
     if settings.close_mode != closer.MODE_AUTO:
         ui.write(_(b"in effect: %s (fastio.background-close)\n") % settings.close_mode)
     if opts.get("no_cache"):
@@ -88,7 +95,8 @@ def debugfastio(ui, repo, **opts):
         ui.write(_(b"cache: disabled (fastio.probe-max-age=0)\n"))
         return 0
     tuning = autotune.Tuning(ui, repo.cachevfs, where, settings.probe_max_age_s)
-    if tuning.remember(result.median_ns, result.p90_ns, b"probe"):
+    slower = max(result.p90_ns, result.create_p90_ns)
+    if tuning.remember(result.slower_median_ns, slower, b"probe"):
         ui.write(
             _(b"cached for auto mode in %s\n")
             % util.pconvert(repo.cachevfs.join(autotune.CACHE_NAME))

@@ -1,7 +1,8 @@
-"""How long ``close()`` takes on a filesystem: a measurement, nothing else.
+"""How long creating and closing a file take on a filesystem: a
+measurement, nothing else.
 
 :func:`measure` creates ``count`` small files in a fresh temporary directory
-below ``where``, writes each and times its ``close()`` (the same
+below ``where``, writes each and times its ``open()`` and ``close()`` (the same
 ``os.open``/``os.write``/``os.close`` the store writer does), then removes
 the files and the directory, also when a step fails.  No Mercurial command
 code here: ``debugcommands`` and ``autotune`` use it.
@@ -19,15 +20,27 @@ _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 
 
 class ProbeResult:
-    """Close times of one probe, in nanoseconds."""
+    """Create and close times of one probe, in nanoseconds."""
 
-    def __init__(self, samples, elapsed_ns, directory):
-        samples = sorted(samples)
-        self.count = len(samples)
-        self.median_ns = samples[len(samples) // 2]
-        self.p90_ns = samples[min(len(samples) - 1, (len(samples) * 9) // 10)]
+    def __init__(self, closes, creates, elapsed_ns, directory):
+        self.count = len(closes)
+        self.median_ns, self.p90_ns = _median_p90(closes)
+        self.create_median_ns, self.create_p90_ns = _median_p90(creates)
         self.elapsed_ns = elapsed_ns
         self.directory = directory
+
+    @property
+    def slower_median_ns(self):
+        """What auto mode decides from: the slower of creates and closes."""
+        return max(self.median_ns, self.create_median_ns)
+
+
+def _median_p90(samples):
+    samples = sorted(samples)
+    return (
+        samples[len(samples) // 2],
+        samples[min(len(samples) - 1, (len(samples) * 9) // 10)],
+    )
 
 
 def measure(where, count=DEFAULT_COUNT, size=DEFAULT_SIZE):
@@ -38,10 +51,14 @@ def measure(where, count=DEFAULT_COUNT, size=DEFAULT_SIZE):
     data = b"\0" * size
     start = perf()
     tmp = tempfile.mkdtemp(prefix=b"fastio-probe-", dir=os.fsencode(where))
-    samples = []
+    closes = []
+    creates = []
     try:
         for i in range(count):
-            fd = os.open(os.path.join(tmp, b"f%d" % i), _FLAGS, 0o666)
+            path = os.path.join(tmp, b"f%d" % i)
+            before = perf()
+            fd = os.open(path, _FLAGS, 0o666)
+            creates.append(perf() - before)
             try:
                 os.write(fd, data)
             except BaseException:
@@ -49,7 +66,7 @@ def measure(where, count=DEFAULT_COUNT, size=DEFAULT_SIZE):
                 raise
             before = perf()
             os.close(fd)
-            samples.append(perf() - before)
+            closes.append(perf() - before)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return ProbeResult(samples, perf() - start, tmp)
+    return ProbeResult(closes, creates, perf() - start, tmp)
