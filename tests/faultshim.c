@@ -55,7 +55,7 @@ static void hang(int (*real_close)(int))
 	const char *started = getenv("FASTIO_HANG_STARTED");
 	const char *release = getenv("FASTIO_HANG_RELEASE");
 	const char *limit = getenv("FASTIO_HANG_S");
-	long ticks = (limit && *limit ? atol(limit) : 60) * 100;
+	long ticks = (long)((limit && *limit ? atof(limit) : 60) * 100);
 	struct timespec tick = {0, 10 * 1000 * 1000};
 	if (started && *started) {
 		int m = open(started, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);

@@ -205,6 +205,7 @@ typedef struct {
 	int refs; /* the Pool (until freed) and each running thread */
 	unsigned long generation; /* fork_generation when it was made */
 	size_t bytes;  /* content of the file tasks queued, not reclaimed */
+	size_t peak_bytes;
 	size_t budget; /* submit_files() waits above this many bytes */
 	int failed;    /* a file or directory task failed: skip the others */
 } Core;
@@ -874,6 +875,8 @@ static PyObject *pool_submit_files(Pool *p, PyObject *arg)
 		t->keep = t->name = NULL;
 		t->has_view = 0;
 		c->bytes += s->len;
+		if (c->bytes > c->peak_bytes)
+			c->peak_bytes = c->bytes;
 		c->head++;
 		if (c->head - c->completed > c->peak)
 			c->peak = c->head - c->completed;
@@ -1096,6 +1099,11 @@ static PyObject *pool_get_threads(Pool *p, void *closure)
 	return PyLong_FromLong(n);
 }
 
+static PyObject *pool_get_peak_bytes(Pool *p, void *closure)
+{
+	return PyLong_FromSize_t(p->core ? p->core->peak_bytes : 0);
+}
+
 static PyObject *pool_get_peak_threads(Pool *p, void *closure)
 {
 	return PyLong_FromLong(p->core ? p->core->peak_running : 0);
@@ -1133,6 +1141,8 @@ static PyGetSetDef pool_getset[] = {
 	{"threads", (getter)pool_get_threads, NULL, "running threads", NULL},
 	{"peak_threads", (getter)pool_get_peak_threads, NULL,
 	 "most threads running at once", NULL},
+	{"peak_bytes", (getter)pool_get_peak_bytes, NULL,
+	 "most file content queued at once", NULL},
 	{"submitted", (getter)pool_get_submitted, NULL, "closes queued", NULL},
 	{NULL, NULL, NULL, NULL, NULL},
 };

@@ -526,11 +526,10 @@ class FileCloser:
         if not self._workers:
             for __ in range(self._pool_threads or self._fixed_threads or 4):
                 self._add_thread()
-        batch = self._batch
         for path, data, mode, name, __ in files:
             self.stats.closes += 1
-            batch.append((path, data, mode, name))
-            if len(batch) >= self._batch_size:
+            self._batch.append((path, data, mode, name))
+            if len(self._batch) >= self._batch_size:
                 self._send_batch()
         if self._error is not None:
             self._raise_error()
@@ -617,9 +616,13 @@ class FileCloser:
             start = _perf_ns()
             try:
                 while batch and self._over_bound():
-                    handle, name = batch.pop()
+                    task = batch.pop()
                     self._submitted -= 1
-                    self._close_recorded(handle, name)
+                    if len(task) == 4:
+                        # a new file: written here
+                        self._write_new_task(None, *task)
+                    else:
+                        self._close_recorded(*task)
             finally:
                 self.stats.wait_ns += _perf_ns() - start
                 self.stats.background += len(batch)
@@ -779,7 +782,8 @@ class FileCloser:
         releases the GIL); skipped once something failed."""
         if self._error is not None:
             return
-        worker.current = name
+        if worker is not None:
+            worker.current = name
         try:
             fd = os.open(path, _NEW_FLAGS, 0o666)
         except BaseException as exc:

@@ -105,9 +105,7 @@ class Settings:
         self.stream_writer = ui.configbool(SECTION, b"stream-writer")
         self.report = ui.configbool(SECTION, b"report")
         self.probe_max_age_s = max(0, parse_age_s(ui.config(SECTION, b"probe-max-age")))
-        self.memory_budget = max(
-            1 << 20, ui.configbytes(SECTION, b"memory-budget")
-        )
+        self.memory_budget = max(1 << 20, ui.configbytes(SECTION, b"memory-budget"))
         self.close_timeout_s = max(
             0.0, parse_timeout_s(ui.config(SECTION, b"close-timeout"))
         )

@@ -84,8 +84,7 @@ def debugfastio(ui, repo, **opts):
     )
     ui.write(_(b"probe time: %.3f s\n") % (result.elapsed_ns / 1e9))
     ui.write(
-        _(b"auto mode would: %s\n")
-        % _auto_choice(settings, result.slower_median_ns)
+        _(b"auto mode would: %s\n") % _auto_choice(settings, result.slower_median_ns)
     )
     if settings.close_mode != closer.MODE_AUTO:
         ui.write(_(b"in effect: %s (fastio.background-close)\n") % settings.close_mode)
