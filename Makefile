@@ -46,9 +46,13 @@ $(HG_SRC)/tests/run-tests.py:
 	rm -rf $(HG_SRC) && mv $(HG_SRC).tmp $(HG_SRC)
 
 # helpers (get-with-headers.py, ...) run "python3" from PATH: the venv's
+# run-tests.py passes the environment on to every hg: PYTHONUNBUFFERED makes
+# stdout unbuffered, and tests that kill hg (test-transaction-rollback-on-
+# revlog-split.t) then show lines that stay in stdout's buffer otherwise
 test-upstream: $(STAMP) $(HG_SRC)/tests/run-tests.py
 	cp tests/upstream/test-*.t $(HG_SRC)/tests/
-	cd $(HG_SRC)/tests && PATH="$(ABS_BIN):$$PATH" "$(ABS_BIN)/python3" run-tests.py \
+	cd $(HG_SRC)/tests && env -u PYTHONUNBUFFERED PATH="$(ABS_BIN):$$PATH" \
+	  "$(ABS_BIN)/python3" run-tests.py \
 	  --with-hg="$(ABS_BIN)/hg" --extra-config-opt extensions.fastio=$(EXT) \
 	  -j$(UPSTREAM_JOBS) --port $(UPSTREAM_PORT) --time \
 	  $$(cd $(CURDIR)/tests/upstream && ls test-*.t) \
