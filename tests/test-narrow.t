@@ -43,7 +43,7 @@ What a narrow clone holds: its narrowspec, and the filelogs in its store
 One file
 
   $ both f10 --include dir/src/f10
-  fastio: closes: N, all in background, threads: 4
+  fastio: closes: N, all in background, threads: * (glob)
   I path:dir/src/f10
   ./dir/src/f10.i 
   stores identical: 7 files
@@ -52,7 +52,7 @@ One file
 A directory except one of its files
 
   $ both dirtests --include dir/tests/ --exclude dir/tests/t19
-  fastio: closes: N, all in background, threads: 4
+  fastio: closes: N, all in background, threads: * (glob)
   I path:dir/tests
   X path:dir/tests/t19
   ./dir/tests/t1.i ./dir/tests/t10.i ./dir/tests/t11.i ./dir/tests/t12.i ./dir/tests/t13.i ./dir/tests/t14.i ./dir/tests/t15.i ./dir/tests/t16.i ./dir/tests/t17.i ./dir/tests/t18.i ./dir/tests/t2.i ./dir/tests/t20.i ./dir/tests/t3.i ./dir/tests/t4.i ./dir/tests/t5.i ./dir/tests/t6.i ./dir/tests/t7.i ./dir/tests/t8.i ./dir/tests/t9.i 
@@ -62,7 +62,7 @@ A directory except one of its files
 Everything but a directory
 
   $ both root --exclude dir/tests
-  fastio: closes: N, all in background, threads: 4
+  fastio: closes: N, all in background, threads: * (glob)
   I path:.
   X path:dir/tests
   ./dir/src/f1.i ./dir/src/f10.i ./dir/src/f11.i ./dir/src/f12.i ./dir/src/f13.i ./dir/src/f14.i ./dir/src/f15.i ./dir/src/f16.i ./dir/src/f17.i ./dir/src/f18.i ./dir/src/f19.i ./dir/src/f2.i ./dir/src/f20.i ./dir/src/f3.i ./dir/src/f4.i ./dir/src/f5.i ./dir/src/f6.i ./dir/src/f7.i ./dir/src/f8.i ./dir/src/f9.i 
@@ -90,7 +90,7 @@ Everything but a directory
   > path:dir/src/f12
   > EOF
   $ both spec --narrowspec narrowspecs
-  fastio: closes: N, all in background, threads: 4
+  fastio: closes: N, all in background, threads: * (glob)
   I path:dir/src/f12
   I path:dir/tests
   ./dir/src/f12.i ./dir/tests/t1.i ./dir/tests/t10.i ./dir/tests/t11.i ./dir/tests/t12.i ./dir/tests/t13.i ./dir/tests/t14.i ./dir/tests/t15.i ./dir/tests/t16.i ./dir/tests/t17.i ./dir/tests/t18.i ./dir/tests/t19.i ./dir/tests/t2.i ./dir/tests/t20.i ./dir/tests/t3.i ./dir/tests/t4.i ./dir/tests/t5.i ./dir/tests/t6.i ./dir/tests/t7.i ./dir/tests/t8.i ./dir/tests/t9.i 

@@ -54,7 +54,7 @@ copy, with their bytes
   fastio: working copy files
   fastio: files written: 24
   fastio: bytes written: * (glob)
-  fastio: closes: 24, in background: 24, threads: 2
+  fastio: closes: 24, in background: 24, threads: * (glob)
   fastio: waiting for closes: * s (glob)
   fastio: peak pending closes: * (glob)
   fastio: closing: always
