@@ -1,25 +1,38 @@
 #!/usr/bin/env python3
-"""Stream and changegroup application: tar -x vs stock hg vs fastio.
+"""Stream and changegroup application: tar -x vs stock hg vs fastio, on
+tmpfs and under filesystem latency models.
 
-Everything runs on tmpfs (/dev/shm).  For each repository size and stream
-format, each variant applies the same stream bundle to an empty repository
-``--runs`` times (``--small-runs`` times under 1000 files, where a run takes
-tens of milliseconds); the table shows medians.  Each variant also runs with a
-slow ``close()`` (an LD_PRELOAD shim built here with gcc, sleeping
-``--delay-us`` in every close of a regular file opened for writing).
+Everything runs on tmpfs (/dev/shm).  Each row of the plan applies the
+same bundle to an empty repository with each variant, the variants taking
+turns (a change of the machine's load hits them alike), ``runs`` times;
+tables show medians.  Slow filesystems are modelled by ``latency.c``, an
+LD_PRELOAD shim built here with gcc: a sleep before each create, mkdir or
+close of a file (sleeps overlap across threads, as a server's round trips
+do).  Models:
+
+  none        tmpfs as it is
+  net         create 500 us + mkdir 500 us + close 1 ms (NFS, SMB)
+  create1ms   create 1 ms only
+  mkdir1ms    mkdir 1 ms only
+  close1ms    close 1 ms only (NTFS with a virus scanner)
+  close5ms    close 5 ms only
+
+Variants: ``tar`` (``tar -x`` of the same store), ``stock`` (Mercurial
+alone), ``stock-par`` (Mercurial with its parallel stream writer,
+``worker.parallel-stream-bundle-processing``, 7.0 and later) and
+``fastio``.  Formats: ``v2`` (a stream v2 bundle), ``cg`` (an uncompressed
+changegroup bundle), ``cgz`` (a zstd changegroup bundle, ``hg bundle``'s
+default engine), both applied with ``hg unbundle``.
 
 Times are of the command body (hg start-up excluded, measured by the
-bench-only ``benchtimer`` extension loaded in every hg run); ``wall`` columns
-include start-up.  ``tar`` is ``tar -x`` of the same store.
+bench-only ``benchtimer`` extension loaded in every hg run) and of the
+whole command (``wall``); peak RSS is the command's (``wait4``).  Every
+applied store is checked once per variant: ``hg verify``, and byte for byte
+against the source (stream) or stock's result (changegroup).  The summary
+at the end gives the ratios the project's targets are about, from this
+one run.
 
-Formats: ``v1``, ``v2``, ``v3`` (stream bundles) and ``cg`` (an
-uncompressed bundle2 changegroup, applied with ``hg unbundle``: the path of
-pulls and pull-clones).  Stream results are compared with the source store,
-changegroup results with what stock's ``hg unbundle`` wrote.
-
-usage: bench.py [--sizes 100,10000,20000] [--formats v2,cg] [--runs 5]
-                [--small-runs 21]
-                [--delay-us 1000] [--demo]
+usage: bench.py [--quick] [--plan NAME,...] [--runs-scale X] [--demo]
 """
 
 import argparse
@@ -37,18 +50,46 @@ EXT = os.path.join(ROOT, "hgext3rd", "fastio")
 TIMER = os.path.join(HERE, "benchtimer.py")
 HG = os.path.join(os.path.dirname(sys.executable), "hg")
 
+MODELS = {
+    "none": {},
+    "net": {
+        "FASTIO_DELAY_CREATE_US": "500",
+        "FASTIO_DELAY_MKDIR_US": "500",
+        "FASTIO_CLOSE_DELAY_US": "1000",
+    },
+    "create1ms": {"FASTIO_DELAY_CREATE_US": "1000"},
+    "mkdir1ms": {"FASTIO_DELAY_MKDIR_US": "1000"},
+    "close1ms": {"FASTIO_CLOSE_DELAY_US": "1000"},
+    "close5ms": {"FASTIO_CLOSE_DELAY_US": "5000"},
+}
+
 VARIANTS = {
     "stock": [],
-    "stock+bgclose": ["--config", "worker.backgroundclose=true"],
+    "stock-par": ["--config", "worker.parallel-stream-bundle-processing=yes"],
     "fastio": ["--config", "extensions.fastio=%s" % EXT],
 }
-# fastio with its closer forced on or off instead of auto mode's choice
-# (--variants stock,fastio,fastio-always,fastio-never)
-EXTRA_VARIANTS = {
-    "fastio-always": VARIANTS["fastio"]
-    + ["--config", "fastio.background-close=always"],
-    "fastio-never": VARIANTS["fastio"] + ["--config", "fastio.background-close=never"],
-}
+
+# (name, size, format, models, variants, runs): the default plan
+PLAN = [
+    ("tiny", 10, "v2", ["none"], ["tar", "stock", "fastio"], 21),
+    ("small", 100, "v2", ["none"], ["tar", "stock", "stock-par", "fastio"], 21),
+    ("small-cg", 100, "cgz", ["none"], ["stock", "fastio"], 21),
+    ("10k", 10000, "v2", ["none"], ["tar", "stock", "stock-par", "fastio"], 5),
+    (
+        "10k-latency",
+        10000,
+        "v2",
+        ["net", "create1ms", "mkdir1ms", "close1ms", "close5ms"],
+        ["stock-par", "fastio"],
+        3,
+    ),
+    # stock's serial writer under the net model: ~20 s a run
+    ("10k-stock-net", 10000, "v2", ["net"], ["stock"], 1),
+    ("10k-cg", 10000, "cgz", ["none", "net"], ["stock", "fastio"], 3),
+    ("100k", 100000, "v2", ["none"], ["tar", "stock", "stock-par", "fastio"], 3),
+    ("100k-net", 100000, "v2", ["net"], ["stock-par", "fastio"], 3),
+]
+QUICK = ["tiny", "small", "10k", "10k-latency", "10k-cg"]
 
 
 def run(cmd, env, **kw):
@@ -56,8 +97,8 @@ def run(cmd, env, **kw):
 
 
 def build_shim(workdir):
-    so = os.path.join(workdir, "closedelay.so")
-    src = os.path.join(HERE, "closedelay.c")
+    so = os.path.join(workdir, "latency.so")
+    src = os.path.join(HERE, "latency.c")
     if not os.path.exists(so) or os.path.getmtime(so) < os.path.getmtime(src):
         subprocess.run(
             ["gcc", "-O2", "-shared", "-fPIC", "-o", so, src, "-ldl"], check=True
@@ -73,58 +114,55 @@ def base_env():
 
 
 def prepare(workdir, size, env):
-    """The source repository, its stream bundles and a tar of its store."""
+    """The source repository, its bundles and a tar of its store."""
     repo = os.path.join(workdir, "repo-%d" % size)
     if not os.path.exists(os.path.join(repo, ".hg", "store", "00changelog.i")):
         shutil.rmtree(repo, ignore_errors=True)
+        print("(building a %d-file repository)" % size, flush=True)
         run(
-            [
-                sys.executable,
-                os.path.join(HERE, "makerepo.py"),
-                repo,
-                str(size),
-                "--hg",
-                HG,
-            ],
+            [sys.executable, os.path.join(HERE, "makerepo.py"), repo, str(size)]
+            + ["--hg", HG],
             env,
         )
-    out = {}
+    out = {"repo": repo}
     hg = [HG, "-R", repo]
     bundles = {
-        "v1": (["debugcreatestreamclonebundle"], []),
-        "v2": (["bundle", "-q", "-a", "-t", "none-v2;stream=v2"], []),
-        "v3": (
-            ["bundle", "-q", "-a", "-t", "none-v2;stream=v3-exp"],
-            ["--config", "experimental.stream-v3=yes"],
-        ),
-        "cg": (["bundle", "-q", "-a", "-t", "none-v2"], []),
+        "v2": ["bundle", "-q", "-a", "-t", "none-v2;stream=v2"],
+        "cg": ["bundle", "-q", "-a", "-t", "none-v2"],
+        "cgz": ["bundle", "-q", "-a", "-t", "zstd-v2"],
     }
-    for fmt, (cmd, extra) in bundles.items():
+    for fmt, cmd in bundles.items():
         path = os.path.join(workdir, "repo-%d.%s" % (size, fmt))
         if not os.path.exists(path):
-            run(hg + extra + cmd + [path], env, stdout=subprocess.DEVNULL)
+            run(hg + cmd + [path], env, stdout=subprocess.DEVNULL)
         out[fmt] = path
     tar = os.path.join(workdir, "repo-%d.tar" % size)
     if not os.path.exists(tar):
         run(["tar", "-C", os.path.join(repo, ".hg"), "-cf", tar, "store"], env)
     out["tar"] = tar
-    out["repo"] = repo
-    # what stock writes from the changegroup: the reference for fastio's
-    ref = os.path.join(workdir, "ref-cg-%d" % size)
-    if not os.path.exists(os.path.join(ref, ".hg", "store", "00changelog.i")):
-        shutil.rmtree(ref, ignore_errors=True)
-        run([HG, "init", ref], env)
-        run([HG, "-R", ref] + apply_cmd("cg", out["cg"]), env)
-    out["ref-cg"] = ref
     return out
 
 
-def apply_cmd(fmt, bundle):
-    if fmt == "v1":
-        return ["debugapplystreamclonebundle", bundle]
-    if fmt == "cg":
-        return ["unbundle", "-q", bundle]
-    return ["unbundle", "-q", bundle, "--config", "experimental.stream-v3=yes"]
+def reference(workdir, size, fmt, bundle, env):
+    """What stock writes from a changegroup: fastio's must be the same."""
+    ref = os.path.join(workdir, "ref-%s-%d" % (fmt, size))
+    if not os.path.exists(os.path.join(ref, ".hg", "store", "00changelog.i")):
+        shutil.rmtree(ref, ignore_errors=True)
+        run([HG, "init", ref], env)
+        run([HG, "-R", ref, "unbundle", "-q", bundle], env)
+    return ref
+
+
+def timed(cmd, env):
+    """``(seconds, peak RSS in MB)`` of a command."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL)
+    __, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, cmd)
+    return wall, usage.ru_maxrss / 1024.0
 
 
 def time_hg(workdir, variant, fmt, bundle, env):
@@ -138,23 +176,20 @@ def time_hg(workdir, variant, fmt, bundle, env):
         os.unlink(times)
     env = dict(env, FASTIO_BENCH_TIMES=times)
     cmd = [HG, "--config", "extensions.benchtimer=%s" % TIMER, "-R", dest]
-    cmd += dict(VARIANTS, **EXTRA_VARIANTS)[variant] + apply_cmd(fmt, bundle)
-    start = time.perf_counter()
-    run(cmd, env, stdout=subprocess.DEVNULL)
-    wall = time.perf_counter() - start
+    cmd += VARIANTS[variant] + ["unbundle", "-q", bundle]
+    wall, rss = timed(cmd, env)
     with open(times) as f:
         body = float(f.read().split()[-1])
-    return body, wall, dest
+    return body, wall, rss, dest
 
 
 def time_tar(workdir, tar, env):
     dest = os.path.join(workdir, "tardest")
     shutil.rmtree(dest, ignore_errors=True)
     os.makedirs(dest)
-    start = time.perf_counter()
     # a store just built can carry mtimes a few ms ahead of tar's clock
-    run(["tar", "--warning=no-timestamp", "-C", dest, "-xf", tar], env)
-    return time.perf_counter() - start
+    wall, rss = timed(["tar", "--warning=no-timestamp", "-C", dest, "-xf", tar], env)
+    return wall, wall, rss, None
 
 
 def check(dest, src, fmt, variant, env):
@@ -162,35 +197,200 @@ def check(dest, src, fmt, variant, env):
     clean.pop("LD_PRELOAD", None)
     run([HG, "-R", dest, "verify", "-q"], clean)
     cmp = [sys.executable, os.path.join(ROOT, "tests", "storecompare.py")]
-    if variant.startswith("stock") and fmt != "cg":
+    if variant.startswith("stock") and fmt == "v2":
         cmp.append("--content-only")  # stock v2 gives revlogs mode 0777-umask
     run(cmp + [src, dest], clean, stdout=subprocess.DEVNULL)
 
 
-def median(values):
-    return statistics.median(values)
+def has_parallel_writer(env):
+    out = subprocess.run(
+        [HG, "config", "--exp-all-known", "worker"],
+        env=env,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return "parallel-stream-bundle-processing" in out
+
+
+def measure(workdir, data, row, shim, env, results, checked, runs_scale):
+    name, size, fmt, models, variants, runs = row
+    runs = max(1, int(round(runs * runs_scale)))
+    for model in models:
+        menv = dict(env)
+        if MODELS[model]:
+            menv.update(MODELS[model], LD_PRELOAD=shim)
+        samples = {v: [] for v in variants}
+        for __ in range(runs):
+            for variant in variants:
+                if variant == "tar":
+                    sample = time_tar(workdir, data["tar"], menv)
+                else:
+                    sample = time_hg(workdir, variant, fmt, data[fmt], menv)
+                samples[variant].append(sample[:3])
+                key = (size, fmt, variant)
+                if variant != "tar" and key not in checked:
+                    if fmt == "v2":
+                        src = data["repo"]
+                    else:
+                        src = reference(workdir, size, fmt, data[fmt], env)
+                    check(sample[3], src, fmt, variant, env)
+                    checked.add(key)
+        for variant in variants:
+            body, wall, rss = zip(*samples[variant])
+            results[(size, fmt, model, variant)] = (
+                statistics.median(body),
+                statistics.median(wall),
+                max(rss),
+                runs,
+            )
+
+
+def print_table(size, fmt, results):
+    kind = {"v2": "stream v2", "cg": "changegroup", "cgz": "changegroup (zstd)"}
+    present = {v for (s, f, __, v) in results if (s, f) == (size, fmt)}
+    variants = [v for v in ("tar", "stock", "stock-par", "fastio") if v in present]
+    print("== %d files, %s: body/wall seconds (peak RSS MB) ==" % (size, kind[fmt]))
+    print("%-10s" % "model" + "".join(" %26s" % v for v in variants))
+    for model in MODELS:
+        cells = []
+        found = False
+        for v in variants:
+            r = results.get((size, fmt, model, v))
+            if r is None:
+                cells.append(" %26s" % "-")
+                continue
+            found = True
+            cells.append(" %26s" % ("%7.3f/%7.3f (%5.0f)" % (r[0], r[1], r[2])))
+        if found:
+            print("%-10s" % model + "".join(cells))
+    print()
+
+
+def summary(results):
+    """The ratios the targets are about, from this run."""
+    r = results.get
+    lines = []
+
+    def ratio(label, a, b, which=0):
+        if a is None or b is None:
+            return
+        lines.append("%-62s %6.2f" % (label, a[which] / b[which]))
+
+    for size in (10000, 100000):
+        base = r((size, "v2", "none", "fastio"))
+        for model in ("net", "create1ms", "mkdir1ms", "close1ms", "close5ms"):
+            got = r((size, "v2", model, "fastio"))
+            ratio(
+                "v2 %dk: fastio %s / fastio none (body)" % (size // 1000, model),
+                got,
+                base,
+            )
+            ratio(
+                "v2 %dk: fastio %s / fastio none (wall)" % (size // 1000, model),
+                got,
+                base,
+                1,
+            )
+        ratio(
+            "v2 %dk net: fastio / stock parallel writer (wall)" % (size // 1000),
+            r((size, "v2", "net", "fastio")),
+            r((size, "v2", "net", "stock-par")),
+            1,
+        )
+        ratio(
+            "v2 %dk net: fastio / stock (wall)" % (size // 1000),
+            r((size, "v2", "net", "fastio")),
+            r((size, "v2", "net", "stock")),
+            1,
+        )
+        ratio(
+            "v2 %dk: fastio / stock (body)" % (size // 1000),
+            base,
+            r((size, "v2", "none", "stock")),
+        )
+        ratio(
+            "v2 %dk: fastio / tar -x (body)" % (size // 1000),
+            base,
+            r((size, "v2", "none", "tar")),
+        )
+    for fmt in ("cg", "cgz"):
+        ratio(
+            "%s 10k: fastio net / fastio none (body)" % fmt,
+            r((10000, fmt, "net", "fastio")),
+            r((10000, fmt, "none", "fastio")),
+        )
+        ratio(
+            "%s 10k net: fastio / stock (wall)" % fmt,
+            r((10000, fmt, "net", "fastio")),
+            r((10000, fmt, "net", "stock")),
+            1,
+        )
+        ratio(
+            "%s 10k: fastio / stock (body)" % fmt,
+            r((10000, fmt, "none", "fastio")),
+            r((10000, fmt, "none", "stock")),
+        )
+    for fmt in ("v2", "cgz"):
+        ratio(
+            "%s 100 files: fastio / stock (body)" % fmt,
+            r((100, fmt, "none", "fastio")),
+            r((100, fmt, "none", "stock")),
+        )
+        ratio(
+            "%s 100 files: fastio / stock (wall)" % fmt,
+            r((100, fmt, "none", "fastio")),
+            r((100, fmt, "none", "stock")),
+            1,
+        )
+    # the cost of one more file: a 10k-file apply minus a 10-file apply,
+    # whole commands (start-up included, it cancels out)
+    marginal = {}
+    for variant in ("tar", "stock", "fastio"):
+        big, small = r((10000, "v2", "none", variant)), r((10, "v2", "none", variant))
+        if big and small:
+            marginal[variant] = (big[1] - small[1]) / (10000 - 10) * 1e6
+            lines.append(
+                "%-62s %6.1f"
+                % ("v2 marginal cost per file, %s (us)" % variant, marginal[variant])
+            )
+    if "fastio" in marginal and "tar" in marginal:
+        lines.append(
+            "%-62s %6.2f"
+            % (
+                "v2 marginal cost per file: fastio / tar -x",
+                marginal["fastio"] / marginal["tar"],
+            )
+        )
+    big, small = r((100000, "v2", "none", "fastio")), r((10000, "v2", "none", "fastio"))
+    if big and small:
+        lines.append(
+            "%-62s %6.0f"
+            % (
+                "v2 peak RSS, fastio: 100k files minus 10k files (MB)",
+                big[2] - small[2],
+            )
+        )
+    print("summary (ratios of medians from this run)")
+    for line in lines:
+        print("  " + line)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="100,10000,20000")
-    ap.add_argument("--formats", default="v2,cg")
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument(
-        "--small-runs",
-        type=int,
-        default=21,
-        help="runs for repositories under 1000 files (tens of milliseconds: "
-        "5 runs cannot tell 3%% apart)",
-    )
-    ap.add_argument("--delay-us", type=int, default=1000)
-    ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--plan", help="rows of the plan to run (names, commas)")
+    ap.add_argument("--quick", action="store_true", help="no 100k rows")
+    ap.add_argument("--runs-scale", type=float, default=1.0)
     ap.add_argument("--workdir", default="/dev/shm/hg-fastio-bench")
     ap.add_argument("--demo", action="store_true", help="a short run for a newcomer")
     args = ap.parse_args(argv)
+    plan = PLAN
     if args.demo:
-        args.sizes, args.formats, args.runs = "5000", "v2", 1
-        args.variants = "stock,fastio"
+        plan = [("demo", 5000, "v2", ["none"], ["stock", "fastio"], 1)]
+    elif args.plan:
+        wanted = args.plan.split(",")
+        plan = [row for row in PLAN if row[0] in wanted]
+    elif args.quick:
+        plan = [row for row in PLAN if row[0] in QUICK]
 
     if not os.path.isdir(os.path.dirname(args.workdir)):
         args.workdir = os.path.join(tempfile.gettempdir(), "hg-fastio-bench")
@@ -198,92 +398,40 @@ def main(argv=None):
     os.makedirs(args.workdir, exist_ok=True)
     env = base_env()
     shim = build_shim(args.workdir)
-    sizes = [int(s) for s in args.sizes.split(",")]
-    formats = args.formats.split(",")
-    variants = args.variants.split(",")
-    unknown = set(variants) - set(VARIANTS) - set(EXTRA_VARIANTS)
-    if unknown:
-        ap.error("unknown variants: %s" % ", ".join(sorted(unknown)))
-    delays = [0, args.delay_us] if args.delay_us else [0]
-
     version = subprocess.run(
         [HG, "version", "-q"], env=env, capture_output=True, text=True
     ).stdout.strip()
-    print(
-        "%s; tmpfs %s; %d runs (%d under 1000 files), medians; times in seconds"
-        % (version, args.workdir, args.runs, max(args.runs, args.small_runs))
-    )
-    print("body = command body (hg start-up excluded); wall = whole command")
+    parallel = has_parallel_writer(env)
+    print("%s; tmpfs %s; medians; %s" % (version, args.workdir, time.strftime("%F %T")))
+    if not parallel:
+        print("(no parallel stream writer in this release: no stock-par column)")
     print()
-    for size in sizes:
-        data = prepare(args.workdir, size, env)
-        runs = args.runs if size >= 1000 else max(args.runs, args.small_runs)
-        for fmt in formats:
-            results = {}
-            for delay in delays:
-                denv = dict(env)
-                if delay:
-                    denv.update(LD_PRELOAD=shim, FASTIO_CLOSE_DELAY_US=str(delay))
-                results[(delay, "tar")] = median(
-                    [time_tar(args.workdir, data["tar"], denv) for __ in range(runs)]
-                )
-                # runs interleaved: a load change hits every variant alike
-                bodies = {v: [] for v in variants}
-                walls = {v: [] for v in variants}
-                for i in range(runs):
-                    for variant in variants:
-                        body, wall, dest = time_hg(
-                            args.workdir, variant, fmt, data[fmt], denv
-                        )
-                        bodies[variant].append(body)
-                        walls[variant].append(wall)
-                        if i == 0:
-                            src = data["ref-cg" if fmt == "cg" else "repo"]
-                            check(dest, src, fmt, variant, env)
-                for variant in variants:
-                    results[(delay, variant)] = (
-                        median(bodies[variant]),
-                        median(walls[variant]),
-                    )
-            print_table(size, fmt, delays, variants, results)
+    results = {}
+    checked = set()
+    data = {}
+    for row in plan:
+        name, size, fmt, models, variants, runs = row
+        if not parallel:
+            variants = [v for v in variants if v != "stock-par"]
+        if size not in data:
+            data[size] = prepare(args.workdir, size, env)
+        start = time.time()
+        measure(
+            args.workdir,
+            data[size],
+            (name, size, fmt, models, variants, runs),
+            shim,
+            env,
+            results,
+            checked,
+            args.runs_scale,
+        )
+        print("(%s: %.0f s)" % (name, time.time() - start), flush=True)
+    print()
+    for size, fmt in sorted({(s, f) for (s, f, __, __) in results}):
+        print_table(size, fmt, results)
+    summary(results)
     return 0
-
-
-def print_table(size, fmt, delays, variants, results):
-    kind = "changegroup unbundle" if fmt == "cg" else "stream %s" % fmt
-    print("== %d files, %s ==" % (size, kind))
-    header = "%-10s %8s" % ("close()", "tar -x")
-    widths = {v: max(15, len(v) + 10) for v in variants}
-    for v in variants:
-        header += " %*s" % (widths[v], v + " body/wall")
-    print(header)
-    for delay in delays:
-        label = "%d us" % delay if delay else "tmpfs"
-        line = "%-10s %8.3f" % (label, results[(delay, "tar")])
-        for v in variants:
-            body, wall = results[(delay, v)]
-            line += " %*s" % (widths[v], "%7.3f/%7.3f" % (body, wall))
-        print(line)
-    if "fastio" in variants:
-        f0 = results[(0, "fastio")][0]
-        ratios = ["fastio/tar %.2f" % (f0 / results[(0, "tar")])]
-        for v in variants:
-            if v != "fastio":
-                ratios.append("fastio/%s %.2f" % (v, f0 / results[(0, v)][0]))
-        if len(delays) > 1:
-            d = delays[1]
-            ratios.append(
-                "fastio %dus/fastio %.2f" % (d, results[(d, "fastio")][0] / f0)
-            )
-            for v in variants:
-                if v != "fastio":
-                    ratios.append(
-                        "%s %dus/%s %.2f"
-                        % (v, d, v, results[(d, v)][0] / results[(0, v)][0])
-                    )
-        print("ratios (body): " + "; ".join(ratios))
-    print()
-    sys.stdout.flush()
 
 
 if __name__ == "__main__":
