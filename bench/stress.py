@@ -15,7 +15,7 @@ mutation
     passes.  A failing trial is replayed with stock Mercurial to tell the
     extension's faults from Mercurial's.
 kill
-    A larger bundle is applied with a slow ``close()`` (bench/closedelay.c)
+    A larger bundle is applied with a slow ``close()`` (bench/latency.c)
     and SIGKILLed at a random time; then ``hg recover`` runs.  Pass:
     ``hg verify`` passes and no stray file: the store holds exactly the files
     it held before (the apply was rolled back) or exactly those of a complete
@@ -525,7 +525,7 @@ def setup(work):
             "-fPIC",
             "-o",
             so,
-            os.path.join(HERE, "closedelay.c"),
+            os.path.join(HERE, "latency.c"),
             "-ldl",
         ],
         check=True,

@@ -4,7 +4,7 @@ never a revision in between or an error, and "hg verify" waits for the lock
 and passes (locks as stock).
 
   $ command -v gcc > /dev/null || exit 80
-  $ gcc -O2 -shared -fPIC -o "$TESTTMP/delay.so" "$ROOTDIR/bench/closedelay.c" -ldl
+  $ gcc -O2 -shared -fPIC -o "$TESTTMP/delay.so" "$ROOTDIR/bench/latency.c" -ldl
   $ hg init src
   $ "$PYTHON" "$TESTDIR/mkmany.py" src 600
   $ hg -R src commit -qAm one

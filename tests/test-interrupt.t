@@ -5,7 +5,7 @@ sent once the first files are in the store) roll the application back: an
 the same under a shim that gives open files Windows' locks.
 
   $ command -v gcc > /dev/null || exit 80
-  $ gcc -O2 -shared -fPIC -o "$TESTTMP/delay.so" "$ROOTDIR/bench/closedelay.c" -ldl
+  $ gcc -O2 -shared -fPIC -o "$TESTTMP/delay.so" "$ROOTDIR/bench/latency.c" -ldl
   $ gcc -O2 -shared -fPIC -o "$TESTTMP/fault.so" "$TESTDIR/faultshim.c" -ldl
   $ hg init src
   $ "$PYTHON" "$TESTDIR/mkmany.py" src 1000

@@ -101,7 +101,7 @@ at once (the shim makes close() take 2 ms); draining for more than a second
 shows a "closing files" progress bar
 
   $ command -v gcc > /dev/null || exit 80
-  $ gcc -O2 -shared -fPIC -o $TESTTMP/closedelay.so $ROOTDIR/bench/closedelay.c -ldl
+  $ gcc -O2 -shared -fPIC -o $TESTTMP/closedelay.so $ROOTDIR/bench/latency.c -ldl
   $ hg init slow
   $ LD_PRELOAD=$TESTTMP/closedelay.so FASTIO_CLOSE_DELAY_US=2000 hg -R slow debugfastio --files 50 | grep '^auto'
   auto mode would: close in background, starting with * threads (median * us >= threshold 50 us) (glob)

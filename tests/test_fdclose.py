@@ -213,7 +213,7 @@ def test_fork_with_closes_pending(tmp_path):
     """A child forked while the pool has closes pending (Mercurial's
     workers, chg) finishes the parent's closer promptly, closing its own
     files inline; the parent's closer goes on working."""
-    so = shim(tmp_path, "../bench/closedelay.c")
+    so = shim(tmp_path, "../bench/latency.c")
     env = {"LD_PRELOAD": so, "FASTIO_CLOSE_DELAY_US": "20000", "DIR": str(tmp_path)}
     out = run_script(_FORK, env)
     assert out.stdout.split("\n")[:2] == ["child exit 0", "parent left open 0"], (

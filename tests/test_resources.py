@@ -36,7 +36,7 @@ def work(tmp_path_factory):
             "-fPIC",
             "-o",
             str(so),
-            os.path.join(ROOT, "bench", "closedelay.c"),
+            os.path.join(ROOT, "bench", "latency.c"),
             "-ldl",
         ],
         check=True,
