@@ -137,3 +137,18 @@ The same from a pipe: written, then rolled back
   $ ls /tmp/fastio-abs-evil.i
   ls: cannot access '/tmp/fastio-abs-evil.i': No such file or directory
   [2]
+
+A name given twice (stock writes both and ends with a repository that
+fails verify): the second create of a name the stream already made is
+refused (O_EXCL), and the rollback leaves the repository as before
+
+  $ for v in v1 v2 v3; do
+  >   name=`kit files $v.hg | sed -n '1s/^s //p'`
+  >   try $v 1 "$name"
+  > done
+  v1 1 exit 255: 1 x abort: error writing 'data/.hgtags-not.i': File exists
+    (written, then rolled back)
+  v2 1 exit 255: 1 x abort: error writing 'data/.hgtags-not.i': File exists
+    (written, then rolled back)
+  v3 1 exit 255: 1 x abort: error writing 'data/.hgtags-not.i': File exists
+    (written, then rolled back)
