@@ -61,7 +61,7 @@ from mercurial import error
 
 from . import writeinline, writepool, writethreads
 from .signals import hold
-from .writestrategy import FirstFailure, close_now, describe
+from .writestrategy import Context, FirstFailure, close_now, describe
 
 MODE_AUTO = b"auto"
 MODE_ALWAYS = b"always"
@@ -183,6 +183,7 @@ class FileWriter:
         # which of them takes descriptors and new files
         self._threads = None
         self._pool = None
+        self._strategies = ()
         self._descriptors = None
         self._new_files = None
         self._failures = FirstFailure()
@@ -344,52 +345,35 @@ class FileWriter:
         self._start_background(threads)
 
     def _start_background(self, threads):
-        self._threads = writethreads.Threads(
+        context = Context(
             self._failures,
             self.stats,
             self._max_pending,
             self._fixed_threads,
             self._max_threads,
-            threads,
-            self._over_bound,
             self._count_threads,
         )
+        self._threads = writethreads.Threads(context, threads, self._over_bound)
         _background.add(self)
         if writepool.FdPool is not None:
             # descriptors and new files go to the pool (started at the
             # first one); Python threads start only if a file object comes
-            self._pool = writepool.CPool(
-                self._failures,
-                self.stats,
-                threads,
-                self._max_pending,
-                self._fixed_threads,
-                self._max_threads,
-                self._budget,
-                self._count_threads,
-            )
+            self._pool = writepool.CPool(context, threads, self._budget)
+            self._strategies = (self._threads, self._pool)
             self._descriptors = self._new_files = self._pool
             return
+        self._strategies = (self._threads,)
         self._descriptors = self._new_files = self._threads
         self._threads.start(threads)
 
     def _count_threads(self):
-        threads = 0
-        if self._threads is not None:
-            threads += self._threads.peak_threads()
-        if self._pool is not None:
-            # (it also grows by itself)
-            threads += self._pool.peak_threads()
+        # (the pool also grows by itself)
+        threads = sum(s.peak_threads() for s in self._strategies)
         self.stats.threads = max(self.stats.threads, threads)
 
     def pending(self):
         """Handles handed to the threads and not closed yet."""
-        pending = 0
-        if self._threads is not None:
-            pending += self._threads.pending()
-        if self._pool is not None:
-            pending += self._pool.pending()
-        return pending
+        return sum(s.pending() for s in self._strategies)
 
     def _over_bound(self):
         pending = self.pending()
@@ -626,6 +610,7 @@ class FileWriter:
         self._pid = os.getpid()
         self._threads = None
         self._pool = None  # (its C side leaves the parent's threads alone)
+        self._strategies = ()
         self._descriptors = self._new_files = None
         self._failures = FirstFailure()
         self._mode = MODE_NEVER

@@ -13,16 +13,8 @@ Its failures come back as ``(name, errno, step)``.
 
 import os
 
-from mercurial import demandimport
-
 from .signals import hold
-from .writestrategy import STEP_CLOSE, Background, close_now, step_error
-
-with demandimport.deactivated():
-    try:
-        from . import _fdclose
-    except ImportError:
-        _fdclose = None
+from .writestrategy import STEP_CLOSE, Background, _fdclose, close_now, step_error
 
 # threads of its own that close descriptors without ever taking the GIL
 # (POSIX builds of _fdclose.c); descriptors go there when it exists, file
@@ -37,25 +29,10 @@ _RING = 4096
 class CPool(Background):
     """The C pool, started with ``threads`` threads at the first task."""
 
-    def __init__(
-        self,
-        failures,
-        stats,
-        threads,
-        max_pending,
-        fixed_threads,
-        max_threads,
-        budget,
-        count_threads,
-    ):
-        self._failures = failures
-        self._stats = stats
+    def __init__(self, context, threads, budget):
+        super().__init__(context)
         self._threads = threads
-        self._max_pending = max_pending
-        self._fixed_threads = fixed_threads
-        self._max_threads = max_threads
         self._budget = budget
-        self._count_threads = count_threads
         self._pool = None  # the FdPool, once started
         self._dir_seqs = {}  # directory -> seq of the pool task making it
 

@@ -24,7 +24,14 @@ import os
 import threading
 
 from mercurial.i18n import _
-from mercurial import error, pycompat
+from mercurial import demandimport, error, pycompat
+
+with demandimport.deactivated():
+    try:
+        from . import _fdclose
+    except ImportError:
+        # (not built: no compiler there) os.close and Python threads
+        _fdclose = None
 
 _os_close = os.close
 _O_BINARY = getattr(os, "O_BINARY", 0)
@@ -35,15 +42,40 @@ NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_NOINHERIT
 STEP_CLOSE, STEP_CREATE, STEP_WRITE, STEP_MODE, STEP_MKDIR = range(5)
 
 
+class Context:
+    """What a writer gives each of its background strategies: the
+    :class:`FirstFailure` and the stats they share, the bounds (pending
+    handles, threads; ``fixed_threads`` is 0 unless the count is fixed),
+    and ``count_threads()``, told whenever a thread starts."""
+
+    def __init__(
+        self, failures, stats, max_pending, fixed_threads, max_threads, count_threads
+    ):
+        self.failures = failures
+        self.stats = stats
+        self.max_pending = max_pending
+        self.fixed_threads = fixed_threads
+        self.max_threads = max_threads
+        self.count_threads = count_threads
+
+
 class Background:
     """The interface of a strategy writing files off the applying thread.
 
     ``dirs`` are ``(path, mode)``, outermost first; ``files`` are ``(path,
     data, mode, name, directory)`` (see :meth:`.FileWriter.write_new`).
-    Failures go to the :class:`FirstFailure` the strategy was given; a
-    call that finds one there raises it (after taking what it was given:
-    a handle is closed or queued even then).
+    Failures go to the context's :class:`FirstFailure`; a call that finds
+    one there raises it (after taking what it was given: a handle is
+    closed or queued even then).
     """
+
+    def __init__(self, context):
+        self._failures = context.failures
+        self._stats = context.stats
+        self._max_pending = context.max_pending
+        self._fixed_threads = context.fixed_threads
+        self._max_threads = context.max_threads
+        self._count_threads = context.count_threads
 
     def close(self, handle, name):
         """Close ``handle`` (its file is ``name``) later."""

@@ -17,8 +17,6 @@ import queue
 import threading
 import time
 
-from mercurial import demandimport
-
 from . import writeinline
 from .writestrategy import (
     NEW_FLAGS,
@@ -26,16 +24,11 @@ from .writestrategy import (
     STEP_CREATE,
     STEP_WRITE,
     Background,
+    _fdclose,
     close_handle,
     close_now,
     step_error,
 )
-
-with demandimport.deactivated():
-    try:
-        from . import _fdclose
-    except ImportError:
-        _fdclose = None
 
 # closes a list of descriptors with the GIL released once (built from
 # _fdclose.c when a compiler was there); else one os.close per handle
@@ -60,35 +53,19 @@ class Threads(Background):
 
     ``first_threads`` start with the first task (or at once with
     :meth:`start`); ``over_bound()`` says whether the tasks pending (of
-    every strategy of the writer) reached the bound; ``count_threads()``
-    is told whenever a thread starts.
+    every strategy of the writer) reached the bound.
     """
 
-    def __init__(
-        self,
-        failures,
-        stats,
-        max_pending,
-        fixed_threads,
-        max_threads,
-        first_threads,
-        over_bound,
-        count_threads,
-    ):
-        self._failures = failures
-        self._stats = stats
-        self._max_pending = max_pending
-        self._fixed_threads = fixed_threads
-        self._max_threads = max_threads
+    def __init__(self, context, first_threads, over_bound):
+        super().__init__(context)
         self._first_threads = first_threads
         self._over_bound = over_bound
-        self._count_threads = count_threads
         # SimpleQueue is implemented in C: workers block in it without the
         # GIL, and a put or get costs far less than queue.Queue's Python
         # locking (with tens of threads, GIL hand-offs dominate)
         self._queue = queue.SimpleQueue()
         self._batch = []  # handles for the threads, not queued yet
-        self._batch_size = min(_BATCH, max(1, max_pending // 4))
+        self._batch_size = min(_BATCH, max(1, self._max_pending // 4))
         self._workers = []
         self._submitted = 0
         # counts done under it, the owner waits on it
