@@ -17,10 +17,10 @@ duration of one changegroup application:
   when that open says they are missing;
 - opens an existing file once and reads its link count from that descriptor
   (a hardlinked file still goes through stock's copy-on-write);
-- hands every write handle to a :class:`~.filewriter.FileWriter` when the revlog
-  closes it: buffered data is flushed first, on the writing thread, so the
-  content is complete and a write error surfaces where stock raises it; only
-  the descriptor's close is deferred;
+- hands every write handle to a :class:`~.filewriter.FileWriter` when the
+  revlog closes it: buffered data is flushed first, on the writing thread, so
+  the content is complete and a write error surfaces where stock raises it;
+  only the descriptor's close is deferred;
 - never lets a file be opened, renamed or removed while a deferred close of
   it may be pending: such a call first waits for pending closes.
 
@@ -228,13 +228,7 @@ class RevlogOpener:
     fast_open = not pycompat.iswindows
 
     def __init__(
-        self,
-        vfs,
-        file_writer,
-        stats=None,
-        encode=None,
-        transaction=None,
-        new_paths=None,
+        self, vfs, writer, stats=None, encode=None, transaction=None, new_paths=None
     ):
         self.vfs = vfs
         self._check_path = compat.path_checker(vfs)
@@ -245,7 +239,7 @@ class RevlogOpener:
         # the store name of the file the store vfs is opening now (set by
         # the wrapper of its __call__; the raw vfs sees only encoded paths)
         self.store_name = None
-        self._file_writer = file_writer
+        self._file_writer = writer
         self._stats = stats
         # keys handed to background threads since the last wait for them
         self._pending = set()
