@@ -8,8 +8,9 @@ batch of descriptors with ``_fdclose.close_all`` (the GIL released once)
 when it is built, else one ``os.close`` each; it makes a new file (create,
 write, close) with one system call after the other, each releasing the
 GIL.  When the tasks pending reach the bound (``fastio.max-pending-closes``,
-counted with the C pool's), one more thread starts and the applying thread
-does the batch's tasks itself until there is room.
+counted with the C pool's), one more thread starts (unless the count is
+fixed) and the applying thread does the batch's tasks itself until there is
+room.
 """
 
 import os
