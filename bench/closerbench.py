@@ -1,5 +1,5 @@
-"""Micro-benchmark of FileCloser.close(): N descriptors (opened first, on
-tmpfs when there is one), closed through a closer in each mode; prints the
+"""Micro-benchmark of FileWriter.close(): N descriptors (opened first, on
+tmpfs when there is one), closed through a file writer in each mode; prints the
 median over runs of the time spent in close() calls per descriptor (and
 the fastest run's), and of the whole (close() calls and finish()).
 
@@ -15,7 +15,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from hgext3rd.fastio import closer  # noqa: E402
+from hgext3rd.fastio import filewriter, writepool, writethreads  # noqa: E402
 
 
 def run(kind, count, directory):
@@ -23,16 +23,16 @@ def run(kind, count, directory):
         os.open(os.path.join(directory, "f%d" % i), os.O_CREAT | os.O_WRONLY, 0o644)
         for i in range(count)
     ]
-    saved = closer.FdPool, closer.close_fds
+    saved = writepool.FdPool, writethreads.close_fds
     if kind == "python-threads":
-        closer.FdPool = None
+        writepool.FdPool = None
     try:
         if kind == "inline":
-            c = closer.FileCloser(mode=closer.MODE_NEVER)
+            c = filewriter.FileWriter(mode=filewriter.MODE_NEVER)
         elif kind == "auto-inline":
-            c = closer.FileCloser(mode=closer.MODE_AUTO, threshold_ns=10**9)
+            c = filewriter.FileWriter(mode=filewriter.MODE_AUTO, threshold_ns=10**9)
         else:
-            c = closer.FileCloser(mode=closer.MODE_ALWAYS, threads=4)
+            c = filewriter.FileWriter(mode=filewriter.MODE_ALWAYS, threads=4)
         close = c.close
         start = time.perf_counter_ns()
         for fd in fds:
@@ -41,7 +41,7 @@ def run(kind, count, directory):
         c.finish()
         whole = time.perf_counter_ns() - start
     finally:
-        closer.FdPool, closer.close_fds = saved
+        writepool.FdPool, writethreads.close_fds = saved
     return calls / count, whole / count
 
 
@@ -52,7 +52,7 @@ def main():
     args = ap.parse_args()
     base = "/dev/shm" if os.path.isdir("/dev/shm") else None
     kinds = ["inline", "auto-inline", "pool", "python-threads"]
-    if closer.FdPool is None:
+    if writepool.FdPool is None:
         kinds.remove("pool")
     results = {k: [] for k in kinds}
     with tempfile.TemporaryDirectory(dir=base) as d:

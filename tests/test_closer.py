@@ -1,4 +1,5 @@
-"""Unit tests of the background closer: no failure is ever lost."""
+"""Unit tests of the closes of the file writer (``FileWriter.close``),
+inline, on the C pool or on Python threads: no failure is ever lost."""
 
 import _thread
 import errno
@@ -14,7 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mercurial import error  # noqa: E402
 
-from hgext3rd.fastio import closer  # noqa: E402
+from hgext3rd.fastio import filewriter, signals, writepool, writethreads  # noqa: E402
 
 
 class FakeFile:
@@ -37,16 +38,16 @@ class FakeFile:
 
 
 MODES = {
-    "inline": dict(mode=closer.MODE_NEVER),
-    "background": dict(mode=closer.MODE_ALWAYS, threads=3),
-    "auto-slow": dict(mode=closer.MODE_AUTO, threshold_ns=1000, window=4),
+    "inline": dict(mode=filewriter.MODE_NEVER),
+    "background": dict(mode=filewriter.MODE_ALWAYS, threads=3),
+    "auto-slow": dict(mode=filewriter.MODE_AUTO, threshold_ns=1000, window=4),
 }
 
 
 def make(kind, **extra):
     options = dict(MODES[kind])
     options.update(extra)
-    return closer.FileCloser(**options)
+    return filewriter.FileWriter(**options)
 
 
 @pytest.mark.parametrize("kind", sorted(MODES))
@@ -71,7 +72,7 @@ def test_failing_close_aborts(kind, position):
     if kind == "inline" or (kind == "auto-slow" and position == "first"):
         # closed inline (auto mode starts so): the failing close raised
         assert given == files[: failing + 1]
-    # every handle given to the closer was closed all the same: no leak
+    # every handle given to the writer was closed all the same: no leak
     assert given and all(f.closed for f in given)
 
 
@@ -85,7 +86,7 @@ def test_last_file_failure_in_background_is_not_lost():
 
 
 def test_fast_closes_stay_inline():
-    c = closer.FileCloser(threshold_ns=10**9, window=4)
+    c = filewriter.FileWriter(threshold_ns=10**9, window=4)
     files = [FakeFile(b"f%d" % i) for i in range(40)]
     with c:
         for f in files:
@@ -96,7 +97,7 @@ def test_fast_closes_stay_inline():
 
 
 def test_slow_closes_go_to_background():
-    c = closer.FileCloser(threshold_ns=100_000, window=4)
+    c = filewriter.FileWriter(threshold_ns=100_000, window=4)
     files = [FakeFile(b"f%d" % i, delay=0.002) for i in range(60)]
     with c:
         for f in files:
@@ -111,7 +112,7 @@ def test_slow_closes_go_to_background():
 def test_background_decided_once_most_of_the_window_was_slow():
     # 16-close window: the median is sure to be slow after 9 slow closes,
     # so the 10th close goes to the background, not the 17th
-    c = closer.FileCloser(threshold_ns=100_000, window=16)
+    c = filewriter.FileWriter(threshold_ns=100_000, window=16)
     files = [FakeFile(b"f%d" % i, delay=0.002) for i in range(30)]
     with c:
         for f in files:
@@ -123,7 +124,7 @@ def test_background_decided_once_most_of_the_window_was_slow():
 
 def test_mixed_window_waits_for_all_samples():
     # 8 fast then slow closes: no early decision while the median is open
-    c = closer.FileCloser(threshold_ns=100_000, window=16)
+    c = filewriter.FileWriter(threshold_ns=100_000, window=16)
     files = [FakeFile(b"f%d" % i, delay=0.002 if i >= 8 else 0) for i in range(40)]
     with c:
         for f in files[:16]:
@@ -136,7 +137,7 @@ def test_mixed_window_waits_for_all_samples():
 
 def test_fixed_threads_above_the_bound(tmp_path):
     # fastio.close-threads=8 with fastio.max-close-threads=2: 8 it is
-    c = closer.FileCloser(mode=closer.MODE_ALWAYS, threads=8, max_threads=2)
+    c = filewriter.FileWriter(mode=filewriter.MODE_ALWAYS, threads=8, max_threads=2)
     with c:
         for i in range(40):
             c.close(os.open(str(tmp_path / ("f%d" % i)), os.O_WRONLY | os.O_CREAT))
@@ -144,8 +145,8 @@ def test_fixed_threads_above_the_bound(tmp_path):
 
 
 def test_pending_closes_are_bounded():
-    c = closer.FileCloser(
-        mode=closer.MODE_ALWAYS, threads=1, max_pending=8, max_threads=1
+    c = filewriter.FileWriter(
+        mode=filewriter.MODE_ALWAYS, threads=1, max_pending=8, max_threads=1
     )
     open_now = []
     lock = threading.Lock()
@@ -169,7 +170,7 @@ def test_pending_closes_are_bounded():
     assert not open_now
 
 
-def test_drain_waits_and_closer_stays_usable():
+def test_drain_waits_and_writer_stays_usable():
     c = make("background")
     first = [FakeFile(b"a%d" % i, delay=0.001) for i in range(20)]
     for f in first:
@@ -225,15 +226,15 @@ def descriptor_closing(request, monkeypatch):
     """Each way descriptors can be closed in the background: the C pool's
     threads, Python threads closing batches in C, or one os.close each."""
     if request.param == "pool":
-        if closer.FdPool is None:
+        if writepool.FdPool is None:
             pytest.skip("_fdclose.Pool is not built")
         return request.param
-    monkeypatch.setattr(closer, "FdPool", None)
+    monkeypatch.setattr(writepool, "FdPool", None)
     if request.param == "batch-in-c":
-        if closer.close_fds is None:
+        if writethreads.close_fds is None:
             pytest.skip("_fdclose is not built")
     else:
-        monkeypatch.setattr(closer, "close_fds", None)
+        monkeypatch.setattr(writethreads, "close_fds", None)
     return request.param
 
 
@@ -262,7 +263,7 @@ def _check_closed(fds, given):
 
 def _settle(c, timeout=10.0):
     """Wait until the threads closed every handle handed to them (the ones
-    batched in the closer are not yet)."""
+    batched in the writer are not yet)."""
     deadline = time.monotonic() + timeout
     while c.pending():
         assert time.monotonic() < deadline, "closes still pending"
@@ -280,7 +281,7 @@ def _close_until_abort(c, fds, failing, settle=False):
     """Hand ``fds`` to ``c`` until a close() (or the final finish()) raises
     the failure of the bad one; return the descriptors handed over.  With
     ``settle``, each is handed over once the threads are done with what
-    they were handed: a failure among it is known to the closer then."""
+    they were handed: a failure among it is known to the writer then."""
     given = []
     with pytest.raises(error.Abort) as info:
         with c:
@@ -321,7 +322,7 @@ def test_failing_descriptor_close_aborts(
         if descriptor_closing == "pool":
             assert len(given) == min(failing + 2, count)
         else:
-            assert failing < len(given) <= min(failing + closer._BATCH + 1, count)
+            assert failing < len(given) <= min(failing + writethreads._BATCH + 1, count)
         if position != "last":
             # before the last descriptor was given
             assert len(given) < count
@@ -345,9 +346,9 @@ def test_descriptors_close_in_background_batches(tmp_path, descriptor_closing):
             os.fstat(fd)
 
 
-@pytest.mark.skipif(closer.FdPool is None, reason="_fdclose.Pool is not built")
+@pytest.mark.skipif(writepool.FdPool is None, reason="_fdclose.Pool is not built")
 def test_pool_bounds_pending_and_threads():
-    pool = closer.FdPool(8, 1, 2)
+    pool = writepool.FdPool(8, 1, 2)
     fds = [os.open(os.devnull, os.O_RDONLY) for __ in range(200)]
     for i, fd in enumerate(fds):
         assert not pool.submit(fd, b"f%d" % i) & 2
@@ -418,11 +419,11 @@ class HungFile(FakeFile):
 @pytest.fixture
 def python_threads(monkeypatch):
     """The Python-thread path (Windows, no compiler, file objects)."""
-    monkeypatch.setattr(closer, "FdPool", None)
-    monkeypatch.setattr(closer, "close_fds", None)
+    monkeypatch.setattr(writepool, "FdPool", None)
+    monkeypatch.setattr(writethreads, "close_fds", None)
 
 
-def test_interrupted_drain_leaves_the_closer_usable(python_threads, watchdog):
+def test_interrupted_drain_leaves_the_writer_usable(python_threads, watchdog):
     c = make("background")
     first = [FakeFile(b"a%d" % i, delay=0.03) for i in range(40)]
     for f in first:
@@ -539,9 +540,9 @@ def test_other_error_keeps_its_message(python_threads, watchdog):
 
 
 def test_signal_while_a_descriptor_is_in_hand_waits_for_hand_over(tmp_path):
-    # what the writers do around open ... closer.close()
+    # what the writers do around open ... FileWriter.close()
     c = make("background")
-    hold = closer.hold
+    hold = signals.hold
     fd = None
     with pytest.raises(KeyboardInterrupt):
         hold.depth += 1
@@ -562,7 +563,7 @@ def test_signal_while_a_descriptor_is_in_hand_waits_for_hand_over(tmp_path):
 
 def test_second_signal_in_hand_is_raised_at_once():
     c = make("inline")
-    hold = closer.hold
+    hold = signals.hold
     reached = []
     with pytest.raises(KeyboardInterrupt):
         hold.depth += 1

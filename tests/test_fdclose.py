@@ -1,5 +1,5 @@
 """Unit tests of _fdclose (close_all and the C Pool) and of what the
-closer does with them: nothing leaks, no failure is lost, a fork is safe,
+file writer does with them: nothing leaks, no failure is lost, a fork is safe,
 a hung close does not hold the owner."""
 
 import errno
@@ -18,10 +18,12 @@ sys.path.insert(0, ROOT)
 
 from mercurial import error  # noqa: E402
 
-from hgext3rd.fastio import closer  # noqa: E402
+from hgext3rd.fastio import filewriter, writepool, writethreads  # noqa: E402
 
-needs_c = pytest.mark.skipif(closer.close_fds is None, reason="_fdclose not built")
-needs_pool = pytest.mark.skipif(closer.FdPool is None, reason="no C Pool")
+needs_c = pytest.mark.skipif(
+    writethreads.close_fds is None, reason="_fdclose not built"
+)
+needs_pool = pytest.mark.skipif(writepool.FdPool is None, reason="no C Pool")
 
 
 def is_open(fd):
@@ -77,10 +79,10 @@ def wait_child(pid, seconds):
 @needs_c
 def test_close_all_reports_per_descriptor(tmp_path):
     fds = [os.open(os.devnull, os.O_RDONLY) for __ in range(3)]
-    assert closer.close_fds(fds) is None
+    assert writethreads.close_fds(fds) is None
     assert not any(is_open(fd) for fd in fds)
     good = os.open(os.devnull, os.O_RDONLY)
-    errs = closer.close_fds([1 << 20, good])
+    errs = writethreads.close_fds([1 << 20, good])
     assert list(memoryview(errs).cast("i")) == [errno.EBADF, 0]
     assert not is_open(good)
 
@@ -89,7 +91,7 @@ def test_close_all_reports_per_descriptor(tmp_path):
 def test_close_all_raises_only_before_closing():
     fds = [os.open(os.devnull, os.O_RDONLY) for __ in range(2)]
     with pytest.raises(TypeError):
-        closer.close_fds([fds[0], "not a descriptor", fds[1]])
+        writethreads.close_fds([fds[0], "not a descriptor", fds[1]])
     assert all(is_open(fd) for fd in fds)
     for fd in fds:
         os.close(fd)
@@ -99,17 +101,17 @@ def test_close_all_raises_only_before_closing():
 def test_batch_closed_one_by_one_when_close_all_raises(tmp_path, monkeypatch):
     # Python closing threads; close_all fails before closing anything (no
     # memory): the batch is closed one by one, not leaked
-    monkeypatch.setattr(closer, "FdPool", None)
+    monkeypatch.setattr(writepool, "FdPool", None)
 
     def no_memory(fds):
         raise MemoryError
 
-    monkeypatch.setattr(closer, "close_fds", no_memory)
+    monkeypatch.setattr(writethreads, "close_fds", no_memory)
     fds = [
         os.open(str(tmp_path / ("f%d" % i)), os.O_CREAT | os.O_WRONLY)
         for i in range(40)
     ]
-    c = closer.FileCloser(mode=closer.MODE_ALWAYS, threads=2)
+    c = filewriter.FileWriter(mode=filewriter.MODE_ALWAYS, threads=2)
     with c:
         for i, fd in enumerate(fds):
             c.close(fd, b"f%d" % i)
@@ -125,11 +127,11 @@ _EINTR = """
 import os, sys
 sys.path.insert(0, sys.argv[1])
 from mercurial import error
-from hgext3rd.fastio import closer
+from hgext3rd.fastio import filewriter, writepool
 if os.environ["KIND"] == "threads":
-    closer.FdPool = None
+    writepool.FdPool = None
 d = os.environ["DIR"]
-c = closer.FileCloser(mode=closer.MODE_ALWAYS, threads=2)
+c = filewriter.FileWriter(mode=filewriter.MODE_ALWAYS, threads=2)
 try:
     with c:
         for i in range(20):
@@ -148,7 +150,7 @@ else:
 def test_eintr_from_close_is_a_failure(tmp_path, kind):
     """close() says EINTR: the descriptor is gone on Linux (no retry), but
     its flush may have been cut short: a failure, not a success."""
-    if kind == "pool" and closer.FdPool is None:
+    if kind == "pool" and writepool.FdPool is None:
         pytest.skip("no C Pool")
     so = shim(tmp_path, "faultshim.c")
     env = {
@@ -169,19 +171,19 @@ def test_eintr_from_close_is_a_failure(tmp_path, kind):
 _FORK = """
 import os, sys, time
 sys.path.insert(0, sys.argv[1])
-from hgext3rd.fastio import closer
+from hgext3rd.fastio import filewriter
 d = os.environ["DIR"]
 def opened(prefix, n):
     return [os.open(os.path.join(d, "%s%d" % (prefix, i)), os.O_CREAT | os.O_WRONLY)
             for i in range(n)]
-c = closer.FileCloser(mode=closer.MODE_ALWAYS, threads=2, max_pending=8)
+c = filewriter.FileWriter(mode=filewriter.MODE_ALWAYS, threads=2, max_pending=8)
 parent = opened("p", 30)
 for fd in parent:
     c.close(fd, b"p")
 assert c.pending() > 0, "closes must be pending at the fork"
 pid = os.fork()
 if pid == 0:
-    # the child: the closer made in the parent closes inline here
+    # the child: the writer made in the parent closes inline here
     mine = opened("c", 5)
     for fd in mine:
         c.close(fd, b"c")
@@ -211,8 +213,8 @@ print("parent left open", len(left))
 @needs_pool
 def test_fork_with_closes_pending(tmp_path):
     """A child forked while the pool has closes pending (Mercurial's
-    workers, chg) finishes the parent's closer promptly, closing its own
-    files inline; the parent's closer goes on working."""
+    workers, chg) finishes the parent's file writer promptly, closing its own
+    files inline; the parent's writer goes on working."""
     so = shim(tmp_path, "../bench/latency.c")
     env = {"LD_PRELOAD": so, "FASTIO_CLOSE_DELAY_US": "20000", "DIR": str(tmp_path)}
     out = run_script(_FORK, env)
@@ -223,7 +225,7 @@ def test_fork_with_closes_pending(tmp_path):
 
 @needs_pool
 def test_pool_refuses_use_in_forked_child():
-    pool = closer.FdPool(8, 1, 1)
+    pool = writepool.FdPool(8, 1, 1)
     pid = os.fork()
     if pid == 0:
         code = 1
@@ -254,9 +256,9 @@ def hang_env(tmp_path):
 _HANG = """
 import os, sys, time
 sys.path.insert(0, sys.argv[1])
-from hgext3rd.fastio import closer
+from hgext3rd.fastio import writepool
 d = os.environ["DIR"]
-pool = closer.FdPool(8, 2, 2)
+pool = writepool.FdPool(8, 2, 2)
 fds = [os.open(os.path.join(d, n), os.O_CREAT | os.O_WRONLY)
        for n in ["a", "b", "hung.i", "c", "d"]]
 for fd in fds:
@@ -288,7 +290,7 @@ def test_pool_gives_up_on_a_hung_close(tmp_path):
 _FULL = """
 import _thread, os, sys, threading
 sys.path.insert(0, sys.argv[1])
-from hgext3rd.fastio import closer
+from hgext3rd.fastio import writepool
 d = os.environ["DIR"]
 def fd(name):
     return os.open(os.path.join(d, name), os.O_CREAT | os.O_WRONLY)
@@ -296,7 +298,7 @@ asked = []
 def interrupted():
     asked.append(1)
     return len(asked) == 2
-pool = closer.FdPool(1, 1, 1, interrupted)
+pool = writepool.FdPool(1, 1, 1, interrupted)
 pool.submit(fd("hung.i"), b"hung.i")  # its close hangs: the ring is full
 flags = pool.submit(fd("a"), b"a")
 print("flags", flags, "submitted", pool.submitted, "asked", len(asked))

@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mercurial import hg, ui as uimod  # noqa: E402
 
-from hgext3rd.fastio import closer, newpaths, storewriter  # noqa: E402
+from hgext3rd.fastio import filewriter, newpaths, storewriter  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HG = os.path.join(os.path.dirname(sys.executable), "hg")
@@ -39,7 +39,7 @@ def repo(tmp_path):
 def _writer(repo, tr):
     targets = {b"s": (repo.svfs, True), b"c": (repo.cachevfs, False)}
     return storewriter.StoreWriter(
-        repo, tr, targets, closer.FileCloser(mode=closer.MODE_NEVER)
+        repo, tr, targets, filewriter.FileWriter(mode=filewriter.MODE_NEVER)
     )
 
 
@@ -80,12 +80,12 @@ def test_recover_removes_what_a_killed_apply_recorded(repo, tmp_path):
         "import os, signal, sys\n"
         "sys.path.insert(0, %r)\n"
         "from mercurial import hg, ui as uimod\n"
-        "from hgext3rd.fastio import closer, storewriter\n"
+        "from hgext3rd.fastio import filewriter, storewriter\n"
         "repo = hg.repository(uimod.ui.load(), %r)\n"
         "lock = repo.lock()\n"
         "tr = repo.transaction(b'test')\n"
         "w = storewriter.StoreWriter(repo, tr, {b's': (repo.svfs, True)},"
-        " closer.FileCloser(mode=closer.MODE_NEVER))\n"
+        " filewriter.FileWriter(mode=filewriter.MODE_NEVER))\n"
         "w.write_batch(b'x', [(b's', b'data/one/two/x.i', 0, 1)])\n"
         "os.kill(os.getpid(), signal.SIGKILL)\n"
     ) % (ROOT, repo.root)

@@ -1,4 +1,4 @@
-"""Unit tests of the file writer (``FileCloser.write_new``): directories
+"""Unit tests of the file writer (``FileWriter.write_new``): directories
 and whole new files made on the C pool's threads, on Python threads (the
 fallback, forced here) or here; every failure of a mkdir, a create, a write
 or a close kept with its file name; content and descriptors bounded."""
@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mercurial import error  # noqa: E402
 
-from hgext3rd.fastio import closer  # noqa: E402
+from hgext3rd.fastio import filewriter, writepool  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTDIR = os.path.join(ROOT, "tests")
@@ -25,14 +25,14 @@ KINDS = ["pool", "python-threads", "inline"]
 
 def make_writer(kind, monkeypatch=None, **options):
     if kind == "pool":
-        if closer.FdPool is None:
+        if writepool.FdPool is None:
             pytest.skip("_fdclose.Pool is not built")
-        return closer.FileCloser(mode=closer.MODE_ALWAYS, **options)
+        return filewriter.FileWriter(mode=filewriter.MODE_ALWAYS, **options)
     if kind == "python-threads":
         if monkeypatch is not None:
-            monkeypatch.setattr(closer, "FdPool", None)
-        return closer.FileCloser(mode=closer.MODE_ALWAYS, **options)
-    return closer.FileCloser(mode=closer.MODE_NEVER, **options)
+            monkeypatch.setattr(writepool, "FdPool", None)
+        return filewriter.FileWriter(mode=filewriter.MODE_ALWAYS, **options)
+    return filewriter.FileWriter(mode=filewriter.MODE_NEVER, **options)
 
 
 def tree(tmp_path, count, dirs=5):
@@ -141,12 +141,12 @@ _UNDER_SHIM = textwrap.dedent("""
     import os, sys
     sys.path.insert(0, %(root)r)
     from mercurial import error
-    from hgext3rd.fastio import closer
+    from hgext3rd.fastio import filewriter, writepool
     kind, base = sys.argv[1], os.fsencode(sys.argv[2])
     if kind == "python-threads":
-        closer.FdPool = None
-    mode = closer.MODE_NEVER if kind == "inline" else closer.MODE_ALWAYS
-    writer = closer.FileCloser(mode=mode)
+        writepool.FdPool = None
+    mode = filewriter.MODE_NEVER if kind == "inline" else filewriter.MODE_ALWAYS
+    writer = filewriter.FileWriter(mode=mode)
     dirs = [(os.path.join(base, b"d"), -1)]
     files = [
         (os.path.join(base, b"d", b"f%%02d" %% i), b"x" * 100, -1, b"f%%02d" %% i,
@@ -167,7 +167,7 @@ _UNDER_SHIM = textwrap.dedent("""
 @pytest.mark.parametrize("step", ["WRITE", "CLOSE"])
 @pytest.mark.parametrize("position", ["first", "middle", "last"])
 def test_failing_write_or_close_aborts(tmp_path, faultshim, kind, step, position):
-    if kind == "pool" and closer.FdPool is None:
+    if kind == "pool" and writepool.FdPool is None:
         pytest.skip("_fdclose.Pool is not built")
     name = {"first": "f00", "middle": "f20", "last": "f39"}[position]
     env = dict(os.environ, LD_PRELOAD=faultshim)
@@ -187,10 +187,10 @@ def test_failing_write_or_close_aborts(tmp_path, faultshim, kind, step, position
     ]
 
 
-@pytest.mark.skipif(closer.FdPool is None, reason="_fdclose.Pool is not built")
+@pytest.mark.skipif(writepool.FdPool is None, reason="_fdclose.Pool is not built")
 def test_content_in_flight_is_bounded(tmp_path):
     # one thread, files of 100 KB, a budget of 1 MB: the producer waits
-    pool = closer.FdPool(64, 1, 1, budget=1 << 20, ring=4096)
+    pool = writepool.FdPool(64, 1, 1, budget=1 << 20, ring=4096)
     data = b"x" * (100 << 10)
     tasks = [
         (os.path.join(str(tmp_path).encode(), b"f%d" % i), data, -1, b"f%d" % i, -1)
@@ -204,15 +204,15 @@ def test_content_in_flight_is_bounded(tmp_path):
     assert len(os.listdir(str(tmp_path))) == 200
 
 
-@pytest.mark.skipif(closer.FdPool is None, reason="_fdclose.Pool is not built")
+@pytest.mark.skipif(writepool.FdPool is None, reason="_fdclose.Pool is not built")
 def test_threads_never_outnumber_the_descriptor_bound():
-    writer = closer.FileCloser(
-        mode=closer.MODE_ALWAYS, max_threads=64, max_pending=4, threads=0
+    writer = filewriter.FileWriter(
+        mode=filewriter.MODE_ALWAYS, max_threads=64, max_pending=4, threads=0
     )
     assert writer._max_threads == 4
 
 
-@pytest.mark.skipif(closer.FdPool is None, reason="_fdclose.Pool is not built")
+@pytest.mark.skipif(writepool.FdPool is None, reason="_fdclose.Pool is not built")
 @pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no tmpfs at /dev/shm")
 def test_pool_grows_only_while_its_threads_wait(faultshim):
     # closes that sleep 20 ms (a slow filesystem) make the pool grow from

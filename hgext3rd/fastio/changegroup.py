@@ -123,11 +123,11 @@ def _apply(orig, self, repo, tr, *args, **kwargs):
     tuning = settings.tuning(
         repo.ui, getattr(repo, "cachevfs", None), compat.store_path(repo)
     )
-    closer = settings.make_closer(repo.ui, stats.closer, tuning)
+    file_writer = settings.make_file_writer(repo.ui, stats.filewriter, tuning)
     encode, rawvfs = compat.encoder(repo.svfs)
     opener = revlogwriter.RevlogOpener(
         rawvfs,
-        closer,
+        file_writer,
         stats.writer,
         encode,
         transaction=tr,
@@ -158,9 +158,9 @@ def _apply(orig, self, repo, tr, *args, **kwargs):
                     compat.set_changegroup_source(self, stream)
             # a close that failed fails the application (and so the
             # transaction), like a write that failed
-            closer.finish()
+            file_writer.finish()
     except BaseException:
-        closer.finish(raise_errors=False)
+        file_writer.finish(raise_errors=False)
         raise
     report.emit(repo.ui, settings, stats)
     return result

@@ -7,7 +7,7 @@ keep the two in step.
 from mercurial import error, exthelper
 from mercurial.i18n import _
 
-from . import autotune, closer
+from . import autotune, filewriter
 
 eh = exthelper.exthelper()
 
@@ -27,15 +27,15 @@ eh.configitem(SECTION, b"close-timeout", default=b"5s")
 eh.configitem(SECTION, b"memory-budget", default=b"64MB")
 
 _MODES = {
-    b"auto": closer.MODE_AUTO,
-    b"always": closer.MODE_ALWAYS,
-    b"yes": closer.MODE_ALWAYS,
-    b"on": closer.MODE_ALWAYS,
-    b"true": closer.MODE_ALWAYS,
-    b"never": closer.MODE_NEVER,
-    b"no": closer.MODE_NEVER,
-    b"off": closer.MODE_NEVER,
-    b"false": closer.MODE_NEVER,
+    b"auto": filewriter.MODE_AUTO,
+    b"always": filewriter.MODE_ALWAYS,
+    b"yes": filewriter.MODE_ALWAYS,
+    b"on": filewriter.MODE_ALWAYS,
+    b"true": filewriter.MODE_ALWAYS,
+    b"never": filewriter.MODE_NEVER,
+    b"no": filewriter.MODE_NEVER,
+    b"off": filewriter.MODE_NEVER,
+    b"false": filewriter.MODE_NEVER,
 }
 
 _UNITS = (
@@ -121,38 +121,38 @@ class Settings:
                     ui.configint(b"worker", b"backgroundcloseminfilecount"),
                 )
             else:
-                self.close_mode = closer.MODE_NEVER
+                self.close_mode = filewriter.MODE_NEVER
 
     def tuning(self, ui, cachevfs, path):
         """Auto mode's cached latency for closes into ``path``, or None
         (not auto mode, cache disabled, or no repository cache)."""
         if (
-            self.close_mode != closer.MODE_AUTO
+            self.close_mode != filewriter.MODE_AUTO
             or not self.probe_max_age_s
             or cachevfs is None
         ):
             return None
         return autotune.Tuning(ui, cachevfs, path, self.probe_max_age_s)
 
-    def make_closer(
+    def make_file_writer(
         self, ui, stats=None, tuning=None, expectedcount=-1, destinations=1
     ):
-        """A closer for an operation writing ``expectedcount`` files (-1:
-        unknown) into ``destinations`` vfs (stock starts a closer, and says
-        so under --debug, for each); ``tuning`` is auto mode's cache."""
+        """The file writer of an operation writing ``expectedcount`` files
+        (-1: unknown) into ``destinations`` vfs (stock starts a closer, and
+        says so under --debug, for each); ``tuning`` is auto mode's cache."""
         mode, threads = self.close_mode, self.close_threads
         if self.stock_close is not None:
             tuning = None
             threads, minfilecount = self.stock_close
             if 0 < expectedcount < minfilecount:
-                mode = closer.MODE_NEVER
+                mode = filewriter.MODE_NEVER
             else:
-                mode = closer.MODE_ALWAYS
+                mode = filewriter.MODE_ALWAYS
                 for __ in range(destinations):
                     ui.debug(
                         b"starting %d threads for background file closing\n" % threads
                     )
-        return closer.FileCloser(
+        return filewriter.FileWriter(
             ui=ui,
             mode=mode,
             threshold_ns=self.threshold_ns,

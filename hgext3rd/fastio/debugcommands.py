@@ -3,7 +3,7 @@
 from mercurial.i18n import _
 from mercurial import exthelper, pycompat, util
 
-from . import autotune, closer, config, metadata, probe, report
+from . import autotune, config, filewriter, metadata, probe, report
 
 eh = exthelper.exthelper()
 
@@ -27,15 +27,15 @@ def _settings_lines(ui):
 
 def _auto_choice(settings, median_ns):
     """What auto mode does with a filesystem whose creates or closes (the
-    slower) take ``median_ns``: the words, as the closer would do it."""
+    slower) take ``median_ns``: the words, as the file writer would do it."""
     threshold = settings.threshold_ns
     if median_ns < threshold:
         return _(b"close inline (median %d us < threshold %d us)") % (
             median_ns // 1000,
             threshold // 1000,
         )
-    threads = settings.close_threads or closer.threads_for_latency(
-        median_ns, closer.ASSUMED_PRODUCE_NS, settings.max_close_threads
+    threads = settings.close_threads or filewriter.threads_for_latency(
+        median_ns, filewriter.ASSUMED_PRODUCE_NS, settings.max_close_threads
     )
     return _(
         b"close in background, starting with %d threads "
@@ -86,7 +86,7 @@ def debugfastio(ui, repo, **opts):
     ui.write(
         _(b"auto mode would: %s\n") % _auto_choice(settings, result.slower_median_ns)
     )
-    if settings.close_mode != closer.MODE_AUTO:
+    if settings.close_mode != filewriter.MODE_AUTO:
         ui.write(_(b"in effect: %s (fastio.background-close)\n") % settings.close_mode)
     if opts.get("no_cache"):
         return 0

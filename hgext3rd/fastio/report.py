@@ -6,14 +6,14 @@ Mercurial's output are not affected.
 
 from mercurial import configitems, util
 
-from . import closer, storewriter
+from . import filewriter, storewriter
 
 
 class OperationStats:
     def __init__(self, operation, svfs=None):
         self.operation = operation
         self.writer = storewriter.WriterStats()
-        self.closer = closer.CloserStats()
+        self.filewriter = filewriter.FileWriterStats()
         self.elapsed = None
         self.mmap_policy = mmap_policy(svfs)
 
@@ -44,7 +44,7 @@ def mmap_policy(svfs):
 
 
 def lines(stats):
-    c = stats.closer
+    c = stats.filewriter
     out = [
         b"fastio: %s" % stats.operation,
         b"fastio: files written: %d" % stats.writer.files,

@@ -17,10 +17,10 @@ duration of one changegroup application:
   when that open says they are missing;
 - opens an existing file once and reads its link count from that descriptor
   (a hardlinked file still goes through stock's copy-on-write);
-- hands every write handle to a :class:`~.closer.FileCloser` when the revlog
-  closes it: buffered data is flushed first, on the writing thread, so the
-  content is complete and a write error surfaces where stock raises it; only
-  the descriptor's close is deferred;
+- hands every write handle to a :class:`~.filewriter.FileWriter` when the
+  revlog closes it: buffered data is flushed first, on the writing thread, so
+  the content is complete and a write error surfaces where stock raises it;
+  only the descriptor's close is deferred;
 - never lets a file be opened, renamed or removed while a deferred close of
   it may be pending: such a call first waits for pending closes.
 
@@ -41,11 +41,10 @@ import weakref
 
 from mercurial import pycompat, util, vfs as vfsmod
 
-from . import closer as closermod
-from . import compat
+from . import compat, filewriter, signals
 
-# signals wait while a descriptor is between its open and the closer
-_hold = closermod.hold
+# signals wait while a descriptor is between its open and the file writer
+_hold = signals.hold
 
 _perf_ns = time.perf_counter_ns
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -229,7 +228,7 @@ class RevlogOpener:
     fast_open = not pycompat.iswindows
 
     def __init__(
-        self, vfs, closer, stats=None, encode=None, transaction=None, new_paths=None
+        self, vfs, writer, stats=None, encode=None, transaction=None, new_paths=None
     ):
         self.vfs = vfs
         self._check_path = compat.path_checker(vfs)
@@ -240,7 +239,7 @@ class RevlogOpener:
         # the store name of the file the store vfs is opening now (set by
         # the wrapper of its __call__; the raw vfs sees only encoded paths)
         self.store_name = None
-        self._closer = closer
+        self._file_writer = writer
         self._stats = stats
         # keys handed to background threads since the last wait for them
         self._pending = set()
@@ -277,7 +276,7 @@ class RevlogOpener:
                 # a revlog opens a file it just failed to read for appending
                 # first, then creates it: spare the second failure
                 raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
-            # no signal raised while a descriptor is in hand (see closer)
+            # no signal raised while a descriptor is in hand (see signals)
             hold = _hold
             fh = None
             hold.depth += 1
@@ -374,8 +373,8 @@ class RevlogOpener:
             self._absent.discard(path)
             if self._missing_tops:
                 self._missing_tops.pop(path.partition(b"/")[0], None)
-            closer = self._closer
-            if known_absent and closer is not None and closer.background:
+            writer = self._file_writer
+            if known_absent and writer is not None and writer.background:
                 # files are written in the background: this one too
                 return self._new_in_memory(path, f)
             start = _perf_ns()
@@ -394,9 +393,9 @@ class RevlogOpener:
                 created = self._new_dirs.get(posixpath.dirname(path))
                 if created is not None:
                     created.add(path)
-                if closer is not None:
+                if writer is not None:
                     # auto mode weighs creates with closes
-                    closer.note_create(_perf_ns() - start)
+                    writer.note_create(_perf_ns() - start)
             if self._file_mode is not None:
                 try:
                     os.chmod(f, self._file_mode)
@@ -438,7 +437,7 @@ class RevlogOpener:
         writer's files wait for them)."""
         dirs = self._dirs_to_make(os.path.dirname(f), posixpath.dirname(path))
         if dirs:
-            self._closer.write_new(dirs, [])
+            self._file_writer.write_new(dirs, [])
         created = self._new_dirs.get(posixpath.dirname(path))
         if created is not None:
             created.add(path)
@@ -478,8 +477,8 @@ class RevlogOpener:
         """Create new file ``f`` here with ``content`` (a file kept in
         memory that grew too large); the handle writes on from there."""
         # its directory may be the file writer's to make: wait for it
-        if self._closer is not None:
-            self._closer.drain()
+        if self._file_writer is not None:
+            self._file_writer.drain()
         hold = _hold
         hold.depth += 1
         try:
@@ -506,17 +505,17 @@ class RevlogOpener:
 
     def _hand_off_new(self, key, f, content):
         """A file kept in memory is complete: to the file writer."""
-        closer = self._closer
+        writer = self._file_writer
         mode = -1 if self._file_mode is None else self._file_mode
         new = (f, content, mode, key, os.path.dirname(f))
-        if closer is None:
+        if writer is None:
             # closed after the operation ended
-            closermod.FileCloser(mode=closermod.MODE_NEVER).write_new([], [new])
+            filewriter.FileWriter(mode=filewriter.MODE_NEVER).write_new([], [new])
             return
-        closer.write_new([], [new])
+        writer.write_new([], [new])
         if self._stats is not None:
             self._stats.bytes += len(content)
-        if closer.background:
+        if writer.background:
             self._pending.add(key)
 
     def _note_new_dirs(self, dirname):
@@ -542,15 +541,15 @@ class RevlogOpener:
     # -- closing ------------------------------------------------------------
 
     def _hand_off(self, handle, key, written=0):
-        closer = self._closer
-        if closer is None:
+        writer = self._file_writer
+        if writer is None:
             # closed after the operation ended
-            closermod.close_now(handle, key)
+            filewriter.close_now(handle, key)
             return
-        closer.close(handle, key)
+        writer.close(handle, key)
         if self._stats is not None:
             self._stats.bytes += max(0, written)
-        if closer.background:
+        if writer.background:
             self._pending.add(key)
 
     def detach(self, complete=True):
@@ -565,7 +564,7 @@ class RevlogOpener:
             else:
                 fh.discard()
         self._in_memory.clear()
-        self._closer = None
+        self._file_writer = None
         self._pending.clear()
 
     def in_missing_tree(self, path):
@@ -598,5 +597,5 @@ class RevlogOpener:
         renamed or removed: Windows refuses it while a handle is open)."""
         if self._pending:
             self._pending.clear()
-            if self._closer is not None:
-                self._closer.drain()
+            if self._file_writer is not None:
+                self._file_writer.drain()

@@ -8,7 +8,8 @@ operation creates none of that is needed, so a :class:`StoreWriter`:
   file in a directory created by this operation cannot exist yet, so it is
   created with ``O_EXCL`` and no existence check;
 - writes contents with ``os.write`` straight from the bundle's buffer;
-- hands the descriptor to a :class:`~.closer.FileCloser`.
+- hands new files (and the descriptor of a large one) to a
+  :class:`~.filewriter.FileWriter`.
 
 What keeps the store correct is kept, through Mercurial's own objects: the
 name is checked (no ``..``, ``.hg``, absolute or control-character names),
@@ -23,13 +24,13 @@ import re
 from mercurial.i18n import _
 from mercurial import error, pycompat, util
 
-from . import closer as closermod, compat, newpaths
+from . import compat, newpaths, signals
 
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_NOINHERIT = getattr(os, "O_NOINHERIT", 0) or getattr(os, "O_CLOEXEC", 0)
 _NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_NOINHERIT
-# signals wait while a descriptor is between its open and the closer
-_hold = closermod.hold
+# signals wait while a descriptor is between its open and the file writer
+_hold = signals.hold
 # a file read as it comes is gathered up to this size, then written like
 # the files of a batch (larger ones are made here as they come)
 _GATHERED = 1 << 20
@@ -132,10 +133,10 @@ class StoreWriter:
     and journaled as a whole before any of its files is created.
     """
 
-    def __init__(self, repo, tr, targets, closer, stats=None):
+    def __init__(self, repo, tr, targets, file_writer, stats=None):
         """``targets`` maps a stream source id to ``(vfs, is_store)``."""
         self._tr = tr
-        self._closer = closer
+        self._file_writer = file_writer
         self.stats = stats if stats is not None else WriterStats()
         self._fileindex = compat.fileindex(repo)
         self._targets = {
@@ -242,7 +243,7 @@ class StoreWriter:
             # small enough to go to the file writer whole, like a batch's
             content = bytearray()
             copy(content.extend, size)
-            self._closer.write_new(dirs, [self._new_file(place, content)])
+            self._file_writer.write_new(dirs, [self._new_file(place, content)])
         else:
             self._write_large(place, dirs, size, copy)
         self.stats.files += 1
@@ -250,8 +251,8 @@ class StoreWriter:
 
     def _write_large(self, place, dirs, size, copy):
         # made here, written as it comes: its directory must be there first
-        self._closer.write_new(dirs, [])
-        self._closer.drain()
+        self._file_writer.write_new(dirs, [])
+        self._file_writer.drain()
         hold = _hold
         hold.depth += 1
         try:
@@ -270,10 +271,10 @@ class StoreWriter:
             except BaseException:
                 os.close(fd)
                 raise
-            self._closer.close(fd, place.name)
+            self._file_writer.close(fd, place.name)
         finally:
             # a signal that came meanwhile is raised now, with the
-            # descriptor closed or the closer's
+            # descriptor closed or the file writer's
             hold.depth -= 1
             if hold.pending:
                 hold.deliver()
@@ -303,7 +304,7 @@ class StoreWriter:
         for place, (__, __, offset, size) in zip(places, entries):
             files.append(new_file(place, view[offset : offset + size]))
             total += size
-        self._closer.write_new(dirs, files)
+        self._file_writer.write_new(dirs, files)
         self.stats.files += len(entries)
         self.stats.bytes += total
         return total

@@ -74,19 +74,19 @@ class _Application:
                 self.ui, getattr(repo, "cachevfs", None), compat.store_path(repo)
             )
             targets = self.targets()
-            closer = self.settings.make_closer(
+            file_writer = self.settings.make_file_writer(
                 self.ui,
-                self.stats.closer,
+                self.stats.filewriter,
                 tuning,
                 expectedcount=self.expected_files,
                 destinations=len(targets) if self.expected_files < 0 else 1,
             )
             self.writer = storewriter.StoreWriter(
-                repo, tr, targets, closer, self.stats.writer
+                repo, tr, targets, file_writer, self.stats.writer
             )
             # closes are all done (or failed) before the transaction
             # closes, or before its abort removes the files
-            with closer:
+            with file_writer:
                 yield self.writer
             # force @filecache properties to be reloaded from the
             # streamed files at next access

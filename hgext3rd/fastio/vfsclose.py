@@ -1,11 +1,12 @@
-"""Mercurial's ``vfs.backgroundclosing`` served by the extension's closer.
+"""Mercurial's ``vfs.backgroundclosing`` served by the extension's file
+writer.
 
 Stock's closer is off outside Windows, slows fast filesystems down when
 forced on, polls at shutdown and drops a failure of the last closes (an
 ENOSPC flushing a file exits 0).  Where the extension is active, stock's
 ``backgroundclosing`` (its checks, its one closer per vfs, main thread only)
-runs as it is, but the closer it makes for the block is a
-:class:`~.closer.FileCloser`, which decides from timing whether to use
+runs as it is, but the closer it makes for the block hands its files to a
+:class:`~.filewriter.FileWriter`, which decides from timing whether to use
 threads and re-raises every failure when the block ends.  A thin wrapper of
 ``backgroundclosing`` tells that closer which vfs the block writes to (auto
 mode looks up that filesystem's close latency; the report names it).
@@ -37,8 +38,8 @@ class FileCloserForBlock:
         base = getattr(getattr(target, "vfs", target), "base", None)
         tuning = settings.tuning(ui, cachevfs, base) if base else None
         self._stats = report.OperationStats(role, svfs)
-        self._closer = settings.make_closer(
-            ui, self._stats.closer, tuning, expectedcount=expectedcount
+        self._writer = settings.make_file_writer(
+            ui, self._stats.filewriter, tuning, expectedcount=expectedcount
         )
         # counted only for the report
         self._written = self._stats.writer if settings.report else None
@@ -50,8 +51,8 @@ class FileCloserForBlock:
 
     def __exit__(self, exc_type, exc_value, exc_tb):
         # a failure of a close fails the block, unless another is on its way
-        self._closer.finish(raise_errors=exc_type is None)
-        if exc_type is None and self._stats.closer.closes:
+        self._writer.finish(raise_errors=exc_type is None)
+        if exc_type is None and self._stats.filewriter.closes:
             self._stats.elapsed = util.timer() - self._start
             report.emit(self._ui, self._settings, self._stats)
 
@@ -63,7 +64,7 @@ class FileCloserForBlock:
                 written.bytes += fh.tell()
             except (AttributeError, OSError, ValueError):
                 pass
-        self._closer.close(fh, getattr(fh, "name", None))
+        self._writer.close(fh, getattr(fh, "name", None))
 
 
 @eh.reposetup

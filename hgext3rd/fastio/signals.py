@@ -1,0 +1,115 @@
+"""Signals held while the main thread has a descriptor no one else knows.
+
+A descriptor the main thread holds between its ``open`` and its hand-over
+to a :class:`~.filewriter.FileWriter` is known to no one else: a signal
+handler raising there (Python runs handlers between any two bytecodes)
+would leave it open, and on Windows an open file can be neither removed nor
+renamed, so the rollback would fail.  Writers mark that window with
+:data:`hold` (``hold.depth += 1`` before the open; after the hand-over
+``hold.depth -= 1`` then ``hold.deliver()`` if ``hold.pending``): a file
+writer wraps the Python handlers of SIGINT, SIGTERM, SIGHUP and SIGBREAK so
+that a signal arriving in the window is raised once the descriptor is
+handed over.  A second signal in the window is raised at once.
+"""
+
+import signal
+import threading
+
+
+class _Hold:
+    """Signals kept while the main thread holds a descriptor no one else
+    knows of (see the module's docstring).
+
+    ``depth`` is raised by the writers around the window; a wrapped handler
+    called meanwhile appends ``(signum, frame)`` to ``pending`` and returns;
+    :meth:`deliver` calls the original handler once ``depth`` is back to 0.
+    """
+
+    # the signals Mercurial (or Python) turns into exceptions
+    SIGNALS = tuple(
+        getattr(signal, name)
+        for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK")
+        if hasattr(signal, name)
+    )
+
+    def __init__(self):
+        self.depth = 0
+        self.pending = []
+        self._saved = {}  # signum -> the handler we wrapped
+        self._users = 0  # file writers that installed the wrapper
+
+    def _handler(self, signum, frame):
+        if self.depth and not self.pending:
+            self.pending.append((signum, frame))
+            return
+        # nothing in hand, or a second signal: now
+        del self.pending[:]
+        self._call(signum, frame)
+
+    def _call(self, signum, frame):
+        handler = self._saved.get(signum)
+        if handler is None:
+            handler = signal.getsignal(signum)
+        if callable(handler) and handler != self._handler:
+            handler(signum, frame)
+
+    def is_pending(self):
+        """A signal is waiting for the window to close (the pool asks
+        while it waits for room, to stop waiting)."""
+        return bool(self.pending)
+
+    def deliver(self):
+        """Act on the signal kept, if the window is closed (main thread)."""
+        if self.depth or not self.pending:
+            return
+        if threading.current_thread() is not threading.main_thread():
+            return
+        signum, frame = self.pending[0]
+        del self.pending[:]
+        self._call(signum, frame)
+
+    def install(self):
+        """Wrap the handlers (main thread only); True if this call counts
+        as a user, to be matched by :meth:`uninstall`."""
+        if threading.current_thread() is not threading.main_thread():
+            return False
+        handler = self._handler
+        try:
+            for signum in self.SIGNALS:
+                current = signal.getsignal(signum)
+                if current == handler or not callable(current):
+                    continue
+                self._saved[signum] = current
+                signal.signal(signum, handler)
+        except (ValueError, OSError):
+            # not the main interpreter: handlers cannot be set here
+            return False
+        self._users += 1
+        return True
+
+    def uninstall(self):
+        self._users -= 1
+        if self._users > 0:
+            return
+        self._users = 0
+        for signum, saved in list(self._saved.items()):
+            try:
+                if signal.getsignal(signum) == self._handler:
+                    signal.signal(signum, saved)
+            except (ValueError, OSError):
+                continue
+            del self._saved[signum]
+        if self.pending and not self.depth:
+            # kept and not delivered (a window closed on another thread):
+            # to the restored handler, at the next bytecode
+            signum = self.pending[0][0]
+            del self.pending[:]
+            signal.raise_signal(signum)
+
+    def after_fork(self):
+        """In a forked child: nothing is in hand there."""
+        self.depth = 0
+        del self.pending[:]
+
+
+hold = _Hold()
