@@ -510,7 +510,8 @@ class RevlogOpener:
         new = (f, content, mode, key, os.path.dirname(f))
         if writer is None:
             # closed after the operation ended
-            filewriter.FileWriter(mode=filewriter.MODE_NEVER).write_new([], [new])
+            with filewriter.FileWriter(mode=filewriter.MODE_NEVER) as inline:
+                inline.write_new([], [new])
             return
         writer.write_new([], [new])
         if self._stats is not None:
