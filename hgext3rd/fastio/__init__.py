@@ -167,8 +167,9 @@ Configuration
   ``fastio:`` and go to stderr. Default: no.
 
 ``fastio.probe-max-age``
-  Age after which a cached close latency is no longer used (the next
-  operation samples again and stores its median), with a unit (``s``,
+  Age after which a close latency measured by ``hg debugfastio`` is no
+  longer used (operations then decide from their own first files), with a
+  unit (``s``,
   ``m``, ``h``, ``d``; a bare number is days); ``0`` disables the cache.
   Only read in ``auto`` mode. Default: ``7d``.
 """
