@@ -29,15 +29,16 @@ Silent by default: a clone prints what stock prints
   (run 'hg update' to get a working copy)
 
 On a release whose internals are not the ones the extension was written for
-(simulated here), it keeps stock behaviour and says why in one debug line
+(simulated here), the part concerned keeps stock behaviour and says why in
+one debug line, when Mercurial loads the module that part wraps (or, for
+file closes, at the first block of them)
 
   $ B="--config extensions.breakinternals=$TESTDIR/breakinternals.py"
   $ hg init broken1
   $ hg $B --config breakinternals.stream=signature --config breakinternals.closing=signature --debug -R broken1 unbundle s.hg --config fastio.report=yes > broken1.out 2>&1
-  $ grep -c '^fastio' broken1.out
-  1
   $ grep '^fastio' broken1.out
-  fastio: Mercurial * differs from the tested releases (streamclone.consumev2(repo, fp, filecount, filesize, options) is not (repo, fp, filecount, filesize); abstractvfs.backgroundclosing(self, ui, expectedcount, options) is not (self, ui, expectedcount)): stock behaviour for stream clones and file closes (glob)
+  fastio: Mercurial * differs from the tested releases (streamclone.consumev2(repo, fp, filecount, filesize, options) is not (repo, fp, filecount, filesize)): stock behaviour for stream clones (glob)
+  fastio: Mercurial * differs from the tested releases (abstractvfs.backgroundclosing(self, ui, expectedcount, options) is not (self, ui, expectedcount)): stock behaviour for file closes (glob)
   $ hg -R broken1 verify -q
   $ hg init broken2
   $ hg $B --config breakinternals.stream=missing -R broken2 unbundle s.hg --config fastio.report=yes > broken2.out 2>&1

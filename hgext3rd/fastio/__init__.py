@@ -177,8 +177,8 @@ Configuration
 from mercurial import exthelper
 
 from . import (
+    afterload,
     changegroup,
-    compat,
     config,
     debugcommands,
     metadata,
@@ -193,14 +193,45 @@ minimumhgversion = metadata.minimumhgversion
 buglink = metadata.buglink
 
 eh = exthelper.exthelper()
-for _module in (changegroup, config, debugcommands, recovery, streamclone, vfsclose):
+for _module in (config, debugcommands):
     eh.merge(_module.eh)
+
+# Each part is wired in when Mercurial loads the module it wraps, not when
+# the extension is set up: a command that applies no stream and no
+# changegroup (hg status, hg log) loads neither Mercurial's modules for
+# them nor the extension's (see afterload).
+_WIRING = (
+    # vfs.backgroundclosing (checkouts, stock's stream writer)
+    ("mercurial.vfs", lambda: vfsclose.wire),
+    # hg recover also removes the directories an apply made
+    ("mercurial.transaction", lambda: recovery.wire),
+    # streamclone.consumev1/v2/v3
+    ("mercurial.streamclone", lambda: streamclone.wire),
+    # every changegroup apply
+    ("mercurial.changegroup", lambda: changegroup.wire),
+)
 
 
 @eh.extsetup
-def _report_unsupported(ui):
-    # after the modules' own extsetup: one line for whatever they skipped
-    compat.report_unsupported(ui)
+def _wire(ui):
+    for module, wiring in _WIRING:
+        afterload.when_loaded(module, lambda loaded, w=wiring: w()(ui))
+
+
+@eh.reposetup
+def _reposetup(ui, repo):
+    # auto mode looks up the close latency of the filesystem a
+    # backgroundclosing block writes to in the repository's cache
+    cachevfs = getattr(repo, "cachevfs", None)
+    if cachevfs is None or not repo.local():
+        return
+    svfs = getattr(repo, "svfs", None)
+    for vfs, role in (
+        (getattr(repo, "wvfs", None), b"working copy files"),
+        (svfs, b"store files"),
+    ):
+        if vfs is not None:
+            vfs._fastio_repo = (cachevfs, svfs, role)
 
 
 cmdtable = eh.cmdtable

@@ -25,7 +25,6 @@ from mercurial import (
     changegroup as changegroupmod,
     error,
     extensions,
-    exthelper,
     policy,
     vfs as vfsmod,
 )
@@ -42,17 +41,16 @@ from . import (
     storewriter,
 )
 
-eh = exthelper.exthelper()
-
 # the opener of the changegroup being applied (one at a time, main thread)
 _active = None
 
 
-@eh.extsetup
-def _extsetup(ui):
+def wire(ui):
     """Wire in, unless stock's internals are not the ones this was written
     for (see ``compat.changegroup_internals``)."""
-    if compat.internals()[b"changegroups"]:
+    problems = compat.changegroup_internals()
+    if problems:
+        compat.report_unsupported(ui, b"changegroups", problems)
         return
     compressors.setup()
     wrap = extensions.wrapfunction
@@ -75,8 +73,6 @@ def _extsetup(ui):
 # names Mercurial cannot store (its manifest refuses to commit them; its
 # fncache and journal are lists of lines)
 _unstorable = re.compile(rb"[\0\n\r]").search
-
-_mpatch_error = policy.importmod("mpatch").mpatchError
 
 
 def _checked_filelogheader(orig, self):
@@ -105,7 +101,7 @@ def _checked_deltachunk(orig, self, *args, **kwargs):
 def apply(orig, self, repo, tr, *args, **kwargs):
     try:
         return _apply(orig, self, repo, tr, *args, **kwargs)
-    except _mpatch_error as exc:
+    except policy.importmod("mpatch").mpatchError as exc:
         raise error.Abort(
             _(b"corrupt changegroup: a delta does not apply (%s)")
             % stringutil.forcebytestr(exc)

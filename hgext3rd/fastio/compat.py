@@ -6,6 +6,7 @@ versions or attributes itself.
 
 import inspect
 import io
+import types
 
 from mercurial import store, util
 
@@ -314,15 +315,19 @@ def stream_internals():
     return consumers, problems
 
 
-def closing_internals():
+def closing_internals(stock_backgroundclosing):
     """Problems (empty: none) with serving ``vfs.backgroundclosing`` with the
-    extension's closer: the context manager and the ``close(fh)`` contract of
-    the delayed-close files ``vfs(..., backgroundclose=True)`` returns."""
+    extension's closer: stock's context manager (as it was before being
+    wrapped) and the ``close(fh)`` contract of the delayed-close files
+    ``vfs(..., backgroundclose=True)`` returns."""
     from mercurial import vfs as vfsmod
 
     problems = []
+    holder = types.SimpleNamespace(
+        __name__="abstractvfs", backgroundclosing=stock_backgroundclosing
+    )
     problem = _signature_problem(
-        vfsmod.abstractvfs, "backgroundclosing", ("self", "ui", "expectedcount")
+        holder, "backgroundclosing", ("self", "ui", "expectedcount")
     )
     if problem:
         problems.append(problem)
@@ -356,34 +361,16 @@ def revlog_index_read():
     return None
 
 
-_INTERNALS = {}
-
-
-def internals():
-    """``{part: problems}`` for the two parts the extension wires in
-    (checked once per process)."""
-    if not _INTERNALS:
-        _INTERNALS[b"stream clones"] = stream_internals()[1]
-        _INTERNALS[b"file closes"] = closing_internals()
-        _INTERNALS[b"changegroups"] = changegroup_internals()
-    return _INTERNALS
-
-
-def report_unsupported(ui):
-    """The one debug line of a release whose internals differ (nothing when
-    all is as expected)."""
-    found = internals()
-    parts = [part for part, problems in found.items() if problems]
-    if not parts:
-        return
-    problems = [p for part in parts for p in found[part]]
+def report_unsupported(ui, part, problems):
+    """The debug line of a part whose internals are not the ones the
+    extension was written for (that part keeps stock behaviour)."""
     ui.debug(
         b"fastio: Mercurial %s differs from the tested releases (%s): "
         b"stock behaviour for %s\n"
         % (
             util.version(),
             "; ".join(problems).encode("utf-8", "replace"),
-            b" and ".join(parts),
+            part,
         )
     )
 

@@ -26,16 +26,18 @@ eh.configitem(SECTION, b"probe-max-age", default=b"7d")
 eh.configitem(SECTION, b"close-timeout", default=b"5s")
 eh.configitem(SECTION, b"memory-budget", default=b"64MB")
 
+# the file writer's modes (filewriter.MODE_*: spelled out here so that
+# reading the configuration does not load the writer)
 _MODES = {
-    b"auto": filewriter.MODE_AUTO,
-    b"always": filewriter.MODE_ALWAYS,
-    b"yes": filewriter.MODE_ALWAYS,
-    b"on": filewriter.MODE_ALWAYS,
-    b"true": filewriter.MODE_ALWAYS,
-    b"never": filewriter.MODE_NEVER,
-    b"no": filewriter.MODE_NEVER,
-    b"off": filewriter.MODE_NEVER,
-    b"false": filewriter.MODE_NEVER,
+    b"auto": b"auto",
+    b"always": b"always",
+    b"yes": b"always",
+    b"on": b"always",
+    b"true": b"always",
+    b"never": b"never",
+    b"no": b"never",
+    b"off": b"never",
+    b"false": b"never",
 }
 
 _UNITS = (

@@ -7,6 +7,9 @@ from . import autotune, config, filewriter, metadata, probe, report
 
 eh = exthelper.exthelper()
 
+# files hg debugfastio creates to time creates and closes
+PROBE_FILES = 256
+
 
 def _settings_lines(ui):
     """``name: value`` of every registered option, with ``(default)`` when
@@ -46,7 +49,7 @@ def _auto_choice(settings, median_ns):
 @eh.command(
     b"debugfastio",
     [
-        (b"", b"files", probe.DEFAULT_COUNT, _(b"number of files to probe with")),
+        (b"", b"files", PROBE_FILES, _(b"number of files to probe with")),
         (b"", b"no-cache", None, _(b"do not store the measurement for auto mode")),
     ],
     b"[--files N] [--no-cache]",
@@ -70,7 +73,7 @@ def debugfastio(ui, repo, **opts):
     policy = report.mmap_policy(repo.svfs)
     ui.write(_(b"mmap policy: %s\n") % (policy or b"none"))
 
-    count = max(1, int(opts.get("files") or probe.DEFAULT_COUNT))
+    count = max(1, int(opts.get("files") or PROBE_FILES))
     where = repo.vfs.base
     ui.status(_(b"probing: %d files in %s\n") % (count, where))
     result = probe.measure(where, count)

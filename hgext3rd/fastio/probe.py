@@ -13,7 +13,6 @@ import shutil
 import tempfile
 import time
 
-DEFAULT_COUNT = 256
 DEFAULT_SIZE = 4096
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
@@ -43,7 +42,7 @@ def _median_p90(samples):
     )
 
 
-def measure(where, count=DEFAULT_COUNT, size=DEFAULT_SIZE):
+def measure(where, count, size=DEFAULT_SIZE):
     """Probe the filesystem of directory ``where`` (a ``str`` or ``bytes``
     path); return a :class:`ProbeResult`."""
     count = max(1, count)

@@ -8,18 +8,19 @@ apply made, the cache files it created) is removed once Mercurial's
 playback is done.
 """
 
-from mercurial import exthelper, transaction
+from mercurial import extensions, transaction
 
 from . import newpaths
-
-eh = exthelper.exthelper()
 
 # the journal of a repository's transactions (every supported release);
 # "undo" journals are never left with a list (it goes when they close)
 _JOURNAL = b"journal"
 
 
-@eh.wrapfunction(transaction, "rollback")
+def wire(ui):
+    extensions.wrapfunction(transaction, "rollback", _rollback)
+
+
 def _rollback(orig, opener, vfsmap, file, *args, **kwargs):
     leftovers = ([], [])
     if file == _JOURNAL:

@@ -14,15 +14,12 @@ import contextlib
 from mercurial.i18n import _
 from mercurial import (
     error,
-    exthelper,
     store,
     streamclone,
     util,
 )
 
 from . import buffers, compat, config, prescan, report, storewriter
-
-eh = exthelper.exthelper()
 
 _SRC_STORE = b"s"
 _SRC_CACHE = b"c"
@@ -299,14 +296,14 @@ _WRAPPERS = {
 }
 
 
-@eh.extsetup
-def _wrap_consumers(ui):
+def wire(ui):
     """Wrap stock's consumers, or none of them where they are not the ones
     the wrappers were written for (see ``compat.stream_internals``)."""
     from mercurial import extensions
 
     consumers, problems = compat.stream_internals()
     if problems:
+        compat.report_unsupported(ui, b"stream clones", problems)
         return
     for name in consumers:
         extensions.wrapfunction(streamclone, name, _WRAPPERS[name])

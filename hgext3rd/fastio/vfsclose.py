@@ -14,11 +14,9 @@ mode looks up that filesystem's close latency; the report names it).
 
 import contextlib
 
-from mercurial import exthelper, util, vfs as vfsmod
+from mercurial import util, vfs as vfsmod
 
 from . import compat, config, report
-
-eh = exthelper.exthelper()
 
 # the vfs whose backgroundclosing block is being entered: stock makes its
 # closer (ours, below) while entering, on the main thread only
@@ -67,27 +65,34 @@ class FileCloserForBlock:
         self._writer.close(fh, getattr(fh, "name", None))
 
 
-@eh.reposetup
-def _remember_cache(ui, repo):
-    # auto mode looks up the close latency of the filesystem a
-    # backgroundclosing block writes to in the repository's cache
-    cachevfs = getattr(repo, "cachevfs", None)
-    if cachevfs is None or not repo.local():
-        return
-    svfs = getattr(repo, "svfs", None)
-    for vfs, role in (
-        (getattr(repo, "wvfs", None), b"working copy files"),
-        (svfs, b"store files"),
-    ):
-        if vfs is not None:
-            vfs._fastio_repo = (cachevfs, svfs, role)
+# None until the first block: then the problems (none: served) with
+# serving stock's backgroundclosing (see compat.closing_internals), checked
+# at first use so that a command writing no file pays nothing
+_problems = None
+# stock's backgroundclosing, as it was before the wrapping
+_stock = None
+
+
+def _served(ui):
+    global _problems
+    if _problems is None:
+        _problems = compat.closing_internals(_stock)
+        if _problems:
+            compat.report_unsupported(ui, b"file closes", _problems)
+        else:
+            vfsmod.backgroundfilecloser = FileCloserForBlock
+    return not _problems
 
 
 @contextlib.contextmanager
-def backgroundclosing(orig, self, ui, expectedcount=-1):
+def backgroundclosing(orig, self, ui, *args, **kwargs):
+    if not _served(ui):
+        with orig(self, ui, *args, **kwargs) as closer:
+            yield closer
+        return
     _entering.append(self)
     try:
-        block = orig(self, ui, expectedcount)
+        block = orig(self, ui, *args, **kwargs)
         closer = block.__enter__()
     finally:
         _entering.pop()
@@ -96,13 +101,14 @@ def backgroundclosing(orig, self, ui, expectedcount=-1):
         yield closer
 
 
-@eh.extsetup
-def _wire_closer(ui):
-    """Serve ``backgroundclosing``, unless stock's is not the one this was
-    written for (see ``compat.closing_internals``)."""
+def wire(ui):
+    """Serve ``backgroundclosing`` (from its first block on)."""
     from mercurial import extensions
 
-    if compat.internals()[b"file closes"]:
+    global _stock
+    _stock = getattr(vfsmod.abstractvfs, "backgroundclosing", None)
+    if _stock is None:
+        problems = ["abstractvfs.backgroundclosing is missing"]
+        compat.report_unsupported(ui, b"file closes", problems)
         return
-    vfsmod.backgroundfilecloser = FileCloserForBlock
     extensions.wrapfunction(vfsmod.abstractvfs, "backgroundclosing", backgroundclosing)

@@ -1,0 +1,109 @@
+"""A command the extension does not accelerate loads nothing more with it.
+
+``hg status`` and ``hg log`` run in a fresh interpreter, with and without
+the extension, under Mercurial's demandimport as ``hg`` runs them; the
+modules whose code ran (lazy modules left untouched do not count) are
+compared.  With the extension, only its own entry modules and
+``mercurial.exthelper`` may be added (``mercurial.__version__`` is
+Mercurial's check of ``minimumhgversion``); the modules that the wiring
+wraps, and what they import, must not be.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXT = os.path.join(ROOT, "hgext3rd", "fastio")
+
+LOADED = r"""
+import importlib.util, sys
+from mercurial import demandimport
+demandimport.enable()
+from mercurial import dispatch, main_script
+code = dispatch.dispatch(main_script.request([a.encode() for a in sys.argv[1:]]))
+lazy = getattr(importlib.util, "_LazyModule", ())
+loaded = sorted(
+    n for n, m in list(sys.modules.items())
+    if m is not None and not isinstance(m, lazy)
+)
+sys.stderr.write("\n".join(loaded) + "\n")
+sys.exit(code)
+"""
+
+# what the extension may add to a command it does not accelerate
+ALLOWED = {
+    "mercurial.exthelper",
+    "mercurial.__version__",
+    "hgext_fastio",
+    "hgext_fastio.afterload",
+    "hgext_fastio.config",
+    "hgext_fastio.debugcommands",
+    "hgext_fastio.metadata",
+    # wraps vfs.backgroundclosing once Mercurial's vfs is loaded (any
+    # command with a repository); its checks wait for a first block
+    "hgext_fastio.vfsclose",
+}
+
+# loaded for an accelerated path only (the issue's list: what the eager
+# wiring used to pull in)
+HEAVY = {
+    "mercurial.changegroup",
+    "mercurial.streamclone",
+    "mercurial.exchange",
+    "mercurial.transaction",
+    "http.client",
+    "xmlrpc.client",
+    "concurrent.futures",
+    "_hashlib",
+}
+
+
+def loaded_modules(repo, args, extension):
+    env = dict(os.environ, HGRCPATH="", HGPLAIN="1", HGUSER="test")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    cmd = [sys.executable, "-c", LOADED] + args
+    if extension:
+        cmd += ["--config", "extensions.fastio=%s" % EXT]
+    out = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return set(out.stderr.split())
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("repo"))
+    hg = os.path.join(os.path.dirname(sys.executable), "hg")
+    env = dict(os.environ, HGRCPATH="", HGUSER="test")
+    subprocess.run([hg, "init", path], check=True, env=env)
+    with open(os.path.join(path, "a"), "w") as f:
+        f.write("a\n")
+    subprocess.run([hg, "-R", path, "commit", "-qAm", "a"], check=True, env=env)
+    return path
+
+
+@pytest.mark.parametrize(
+    "args", [["status"], ["log", "-r", "tip"], ["diff"], ["version"]]
+)
+def test_nothing_heavy_loaded(repo, args):
+    stock = loaded_modules(repo, args, extension=False)
+    fastio = loaded_modules(repo, args, extension=True)
+    assert "hgext_fastio" in fastio  # the extension was on
+    added = fastio - stock
+    assert added <= ALLOWED, sorted(added - ALLOWED)
+    assert not (fastio & HEAVY) - stock
+
+
+def test_modes_spelled_out_in_config_are_the_writers():
+    # config reads modes without loading the file writer
+    sys.path.insert(0, ROOT)
+    from hgext3rd.fastio import config, filewriter
+
+    writer_modes = {
+        filewriter.MODE_AUTO,
+        filewriter.MODE_ALWAYS,
+        filewriter.MODE_NEVER,
+    }
+    assert set(config._MODES.values()) == writer_modes
