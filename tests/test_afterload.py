@@ -130,3 +130,17 @@ def test_failing_setup_does_not_break_the_import(tmp_path):
     )
     assert lines[0] == "42 [('code',), ('setup', 42)]"
     assert lines[1] == "[('pkg.target', 'no such internals')]"
+
+
+def test_failing_setup_told_to_its_error_handler(tmp_path):
+    lines = run(
+        tmp_path,
+        """
+        def broken(module):
+            raise RuntimeError("no such internals")
+        afterload.when_loaded("pkg.target", broken, lambda e: events.append(str(e)))
+        from pkg import target
+        print(target.VALUE, events)
+        """,
+    )
+    assert lines[0] == "42 [('code',), 'no such internals']"

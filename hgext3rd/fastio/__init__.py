@@ -175,6 +175,7 @@ Configuration
 """
 
 from mercurial import exthelper
+from mercurial.utils import stringutil
 
 from . import (
     afterload,
@@ -215,7 +216,15 @@ _WIRING = (
 @eh.extsetup
 def _wire(ui):
     for module, wiring in _WIRING:
-        afterload.when_loaded(module, lambda loaded, w=wiring: w()(ui))
+
+        def failed(exc, module=module):
+            # that part keeps stock behaviour
+            ui.debug(
+                b"fastio: not wired in after %s loaded: %s\n"
+                % (module.encode(), stringutil.forcebytestr(exc))
+            )
+
+        afterload.when_loaded(module, lambda loaded, w=wiring: w()(ui), failed)
 
 
 @eh.reposetup

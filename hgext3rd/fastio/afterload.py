@@ -15,8 +15,8 @@ Nothing is imported, and no module code runs, earlier than it would have
 without the extension.
 
 A setup that raises does not break the import (Mercurial would fail in a
-place unrelated to the extension): the error is kept, and ``failures()``
-gives it to whoever reports (``--debug``).
+place unrelated to the extension): the error goes to the ``on_error``
+given with the setup (a debug line), and ``failures()`` keeps it.
 """
 
 import importlib.util
@@ -44,9 +44,12 @@ def _is_lazy(module):
     return isinstance(module, _LAZY_MODULE)
 
 
-def when_loaded(name, setup):
+def when_loaded(name, setup, on_error=None):
     """Call ``setup(module)`` once the code of Mercurial module ``name``
-    has run (at once when it already has)."""
+    has run (at once when it already has); ``on_error(exception)`` if it
+    raises."""
+    if on_error is not None:
+        setup = _Guarded(setup, on_error)
     with _lock:
         module = sys.modules.get(name)
         if module is not None and not _is_lazy(module):
@@ -73,6 +76,21 @@ def pending():
 def failures():
     """``(module name, setup, exception)`` of the setups that raised."""
     return list(_failed)
+
+
+class _Guarded:
+    def __init__(self, setup, on_error):
+        self.setup = setup
+        self.on_error = on_error
+
+    def __call__(self, module):
+        try:
+            self.setup(module)
+        except Exception as exc:
+            try:
+                self.on_error(exc)
+            finally:
+                raise exc
 
 
 def _run(name, setup, module):
