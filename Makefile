@@ -10,7 +10,7 @@ STAMP = $(VENV)/.installed
 
 all: test
 
-$(STAMP): setup.py hgext3rd/fastio/_fdclose.c hgext3rd/fastio/_streamscan.c
+$(STAMP): pyproject.toml setup.py hgext3rd/fastio/_fdclose.c hgext3rd/fastio/_streamscan.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "mercurial==$(HG)" pytest cram
