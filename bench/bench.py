@@ -69,6 +69,10 @@ VARIANTS = {
     "fastio": ["--config", "extensions.fastio=%s" % EXT],
 }
 
+# the cost of the extension on commands it does not accelerate, and on the
+# everyday pull of one changeset: alternating pairs, whole commands
+OVERHEAD_PAIRS = 41
+
 # (name, size, format, models, variants, runs): the default plan
 PLAN = [
     ("tiny", 10, "v2", ["none"], ["tar", "stock", "fastio"], 21),
@@ -88,8 +92,10 @@ PLAN = [
     ("10k-cg", 10000, "cgz", ["none", "net"], ["stock", "fastio"], 3),
     ("100k", 100000, "v2", ["none"], ["tar", "stock", "stock-par", "fastio"], 3),
     ("100k-net", 100000, "v2", ["net"], ["stock-par", "fastio"], 3),
+    # not an apply: the per-command cost (see measure_overhead)
+    ("overhead", 0, None, [], [], OVERHEAD_PAIRS),
 ]
-QUICK = ["tiny", "small", "10k", "10k-latency", "10k-cg"]
+QUICK = ["tiny", "small", "10k", "10k-latency", "10k-cg", "overhead"]
 
 
 def run(cmd, env, **kw):
@@ -243,6 +249,90 @@ def measure(workdir, data, row, shim, env, results, checked, runs_scale):
                 max(rss),
                 runs,
             )
+
+
+def cpu_time(cmd, env, cwd=None):
+    """``(wall seconds, CPU seconds)`` of a whole command."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL)
+    __, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status):
+        raise subprocess.CalledProcessError(status, cmd)
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def measure_overhead(workdir, env, pairs):
+    """Stock vs fastio on ``hg status``, ``hg log -r tip`` and the
+    unbundle and pull of one changeset into a 100-file repository."""
+    base = os.path.join(workdir, "overhead-base")
+    ahead = os.path.join(workdir, "overhead-ahead")
+    one = os.path.join(workdir, "overhead-one.hg")
+    if not os.path.exists(one):
+        for path in (base, ahead):
+            shutil.rmtree(path, ignore_errors=True)
+        run(
+            [sys.executable, os.path.join(HERE, "makerepo.py"), base, "100"]
+            + ["--hg", HG],
+            env,
+        )
+        run([HG, "-R", base, "update", "-q", "tip"], env)
+        run([HG, "clone", "-q", base, ahead], env)
+        with open(os.path.join(ahead, "overhead-file"), "w") as f:
+            f.write("one more changeset\n")
+        run([HG, "-R", ahead, "commit", "-qAm", "one"], env)
+        run(
+            [HG, "-R", ahead, "bundle", "-q", "-r", "tip", "--base", "tip^", one],
+            env,
+            stdout=subprocess.DEVNULL,
+        )
+    dest = os.path.join(workdir, "overhead-dest")
+    commands = [
+        ("hg status", [HG, "-R", base, "status"], False),
+        ("hg log -r tip", [HG, "-R", base, "log", "-r", "tip"], False),
+        ("hg unbundle, 1 changeset", [HG, "-R", dest, "unbundle", "-q", one], True),
+        ("hg pull, 1 changeset", [HG, "-R", dest, "pull", "-q", ahead], True),
+    ]
+    rows = []
+    for label, cmd, writes in commands:
+        samples = {"stock": [], "fastio": []}
+        for __ in range(pairs):
+            for variant in ("stock", "fastio"):
+                if writes:
+                    shutil.rmtree(dest, ignore_errors=True)
+                    shutil.copytree(base, dest, symlinks=True)
+                full = cmd[:1] + VARIANTS[variant] + cmd[1:]
+                samples[variant].append(cpu_time(full, env))
+        rows.append((label, samples))
+    print(
+        "== the extension where it does little: %d alternating pairs, "
+        "medians ==" % pairs
+    )
+    print(
+        "%-26s %10s %10s %7s %12s %10s %10s"
+        % (
+            "command",
+            "stock",
+            "fastio",
+            "ratio",
+            "extra (ms)",
+            "CPU ratio",
+            "CPU extra",
+        )
+    )
+    for label, samples in rows:
+        out = []
+        for which in (0, 1):
+            a = [x[which] for x in samples["stock"]]
+            b = [x[which] for x in samples["fastio"]]
+            extra = statistics.median(y - x for x, y in zip(a, b)) * 1000
+            out.append((statistics.median(a), statistics.median(b), extra))
+        (sa, fa, ea), (sc, fc, ec) = out
+        print(
+            "%-26s %9.3fs %9.3fs %7.3f %12.1f %10.3f %8.1fms"
+            % (label, sa, fa, fa / sa, ea, fc / sc, ec)
+        )
+    print()
 
 
 def print_table(size, fmt, results):
@@ -409,7 +499,10 @@ def main(argv=None):
     results = {}
     checked = set()
     data = {}
+    overhead = args.demo is False and (not args.plan or "overhead" in args.plan)
     for row in plan:
+        if row[0] == "overhead":
+            continue
         name, size, fmt, models, variants, runs = row
         if not parallel:
             variants = [v for v in variants if v != "stock-par"]
@@ -430,6 +523,12 @@ def main(argv=None):
     print()
     for size, fmt in sorted({(s, f) for (s, f, __, __) in results}):
         print_table(size, fmt, results)
+    if overhead:
+        start = time.time()
+        measure_overhead(
+            args.workdir, env, max(3, int(round(OVERHEAD_PAIRS * args.runs_scale)))
+        )
+        print("(overhead: %.0f s)" % (time.time() - start), flush=True)
     summary(results)
     return 0
 
