@@ -22,8 +22,12 @@ LOADED = r"""
 import importlib.util, sys
 from mercurial import demandimport
 demandimport.enable()
-from mercurial import dispatch, main_script
-code = dispatch.dispatch(main_script.request([a.encode() for a in sys.argv[1:]]))
+from mercurial import dispatch
+try:
+    from mercurial.main_script import request  # where 7.2 has it
+except ImportError:
+    request = dispatch.request
+code = dispatch.dispatch(request([a.encode() for a in sys.argv[1:]]))
 lazy = getattr(importlib.util, "_LazyModule", ())
 loaded = sorted(
     n for n, m in list(sys.modules.items())
