@@ -176,6 +176,7 @@ Configuration
 from mercurial import exthelper
 
 from . import (
+    bundleio,
     changegroup,
     compat,
     config,
@@ -192,7 +193,15 @@ minimumhgversion = metadata.minimumhgversion
 buglink = metadata.buglink
 
 eh = exthelper.exthelper()
-for _module in (changegroup, config, debugcommands, recovery, streamclone, vfsclose):
+for _module in (
+    bundleio,
+    changegroup,
+    config,
+    debugcommands,
+    recovery,
+    streamclone,
+    vfsclose,
+):
     eh.merge(_module.eh)
 
 
