@@ -162,9 +162,38 @@ def _report_at_exit(ui, settings):
 def _readbundle(orig, ui, fh, fname, *args, **kwargs):
     settings = config.settings(ui)
     if settings.read_buffer:
+        _wire_bundlerepo()
         _report_at_exit(ui, settings)
         fh = large_reader(fh, settings.read_buffer)
     return orig(ui, fh, fname, *args, **kwargs)
+
+
+_bundlerepo_wired = []
+
+
+def _wire_bundlerepo():
+    """Wrap ``bundlerepository._writetempbundle`` once, when a bundle is
+    first read (a bundle repository reads its bundle before it writes a
+    temporary one): not at load time, where ``bundlerepo`` is not needed."""
+    if _bundlerepo_wired:
+        return
+    _bundlerepo_wired.append(True)
+    from mercurial import bundlerepo, extensions
+
+    extensions.wrapfunction(
+        bundlerepo.bundlerepository, "_writetempbundle", _writetempbundle
+    )
+
+
+def _writetempbundle(orig, self, *args, **kwargs):
+    # the uncompressed copy of a compressed bundle, read back at random
+    # (every revision the bundle repository is asked for) through the file
+    # this returns
+    fh = orig(self, *args, **kwargs)
+    settings = config.settings(self.ui)
+    if settings.read_buffer:
+        fh = large_reader(fh, settings.read_buffer)
+    return fh
 
 
 @eh.wrapfunction(changegroup, "writechunks")
