@@ -151,6 +151,32 @@ in the bundle, or in an uncompressed copy of a compressed one: hg-bundle-*)
   $ storecompare s-gzip-v2 p2 | sed 's/: [0-9]* files//'
   stores identical
 
+A pull from an uncompressed bundle reads each revision where it is in the
+bundle file (seeking through the buffer)
+
+  $ hg init p4
+  $ iocount stock-none-v2.hg hg -R p4 pull -q stock-none-v2.hg
+  reads: mean >= 128 KiB
+  $ hg -R p4 verify -q
+  $ storecompare s-none-v2 p4 | sed 's/: [0-9]* files//'
+  stores identical
+
+hg incoming --bundle writes what it got, as stock does
+
+  $ hg init i1
+  $ hg -R i1 incoming -q --bundle inc-stock.hg $STOCK src > /dev/null
+  $ iocount inc-fastio.hg hg -R i1 incoming -q --bundle inc-fastio.hg src | grep mean
+  writes: mean >= 128 KiB
+  $ cmp inc-stock.hg inc-fastio.hg
+
+fastio.report tells the calls on bundle files and their mean size
+
+  $ hg init r
+  $ hg -R r unbundle -q --config fastio.report=yes stock-none-v2.hg 2>&1 | grep 'fastio: bundle'
+  fastio: bundle reads: *, mean size: * bytes (glob)
+  $ hg -R src bundle -q -a --config fastio.report=yes report.hg 2>&1 | grep 'fastio: bundle'
+  fastio: bundle writes: *, mean size: * bytes (glob)
+
 Strip: the backup bundle written, and the revisions kept written to a
 temporary bundle and read back
 
