@@ -5,10 +5,9 @@ For each path that reads or writes a bundle file, runs the command once
 under ``strace -f -y`` with stock Mercurial and once with the extension,
 and counts the read (or write) calls on the bundle file and their mean
 size.  Then times each path under ``latency.c`` (an LD_PRELOAD shim that
-sleeps before every read and write of a regular file, as a network share's
-round trip: ``--delay`` microseconds), ``--runs`` times, median.  The shim
-delays every regular file, revlogs included: the time saved is the bundle
-file's.  Bundles written by both are compared byte for byte, and every
+sleeps before every read and write of the bundle file, as a network share's
+round trip: ``--delay`` microseconds; the repository stays local),
+``--runs`` times, median.  Bundles written by both are compared byte for byte, and every
 repository applied is verified and compared with stock's (``hg log``
 of every revision with its manifest).
 
@@ -278,6 +277,7 @@ def main(argv=None):
                 results[variant] = fingerprint(dest, env)
             lenv = dict(
                 env,
+                FASTIO_DELAY_PATH=m,
                 LD_PRELOAD=shim,
                 FASTIO_DELAY_READ_US=str(opts.delay),
                 FASTIO_DELAY_WRITE_US=str(opts.delay),
