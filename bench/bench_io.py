@@ -231,7 +231,7 @@ def main(argv=None):
     src, bundles = prepare(opts.workdir, opts.files, env)
     trace = os.path.join(opts.workdir, "trace")
     print(
-        "%d files; times under %d us per read and write of a regular file, "
+        "%d files; times under %d us per read and write of the bundle file, "
         "median of %d" % (opts.files, opts.delay, opts.runs)
     )
     head = "%-30s %-5s %16s %16s %9s %9s %6s" % (

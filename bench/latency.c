@@ -21,13 +21,13 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "fdpath.h"
 
 enum { CREATE, MKDIR, CLOSE, READ, WRITE, KINDS };
 static const char *names[KINDS] = {
@@ -78,19 +78,10 @@ static int regular(int fd)
 /* a regular file, and one FASTIO_DELAY_PATH names if it is set */
 static int io_target(int fd)
 {
-	char link[64], path[4096];
 	const char *match = getenv("FASTIO_DELAY_PATH");
-	ssize_t n;
 	if (!regular(fd))
 		return 0;
-	if (!match || !*match)
-		return 1;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, path, sizeof(path) - 1);
-	if (n <= 0)
-		return 0;
-	path[n] = 0;
-	return strstr(path, match) != NULL;
+	return !match || !*match || fd_path_contains(fd, match);
 }
 
 #define REAL(type, name, args)                                                 \

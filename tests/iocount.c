@@ -17,21 +17,14 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "../bench/fdpath.h"
+
 static long reads, read_bytes, writes, write_bytes;
 
 static int matches(int fd)
 {
-	char link[64], path[4096];
 	const char *match = getenv("FASTIO_IOCOUNT_MATCH");
-	ssize_t n;
-	if (!match || !*match)
-		return 0;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, path, sizeof(path) - 1);
-	if (n <= 0)
-		return 0;
-	path[n] = 0;
-	return strstr(path, match) != NULL;
+	return match && *match && fd_path_contains(fd, match);
 }
 
 static void count(int fd, ssize_t n, long *calls, long *bytes)
