@@ -34,14 +34,18 @@ On a release whose internals are not the ones the extension was written for
   $ B="--config extensions.breakinternals=$TESTDIR/breakinternals.py"
   $ hg init broken1
   $ hg $B --config breakinternals.stream=signature --config breakinternals.closing=signature --debug -R broken1 unbundle s.hg --config fastio.report=yes > broken1.out 2>&1
+(the bundle file is still read through a large buffer, which needs none of
+those internals: its report line)
+
   $ grep -c '^fastio' broken1.out
-  1
+  2
   $ grep '^fastio' broken1.out
   fastio: Mercurial * differs from the tested releases (streamclone.consumev2(repo, fp, filecount, filesize, options) is not (repo, fp, filecount, filesize); abstractvfs.backgroundclosing(self, ui, expectedcount, options) is not (self, ui, expectedcount)): stock behaviour for stream clones and file closes (glob)
+  fastio: bundle reads: 1, mean size: * bytes (glob)
   $ hg -R broken1 verify -q
   $ hg init broken2
   $ hg $B --config breakinternals.stream=missing -R broken2 unbundle s.hg --config fastio.report=yes > broken2.out 2>&1
-  $ normtransfer broken2.out > c; cmp b c
+  $ grep -v '^fastio: bundle reads' broken2.out | normtransfer > c; cmp b c
   $ hg $B --config breakinternals.stream=missing --debug version 2>&1 | grep '^fastio'
   fastio: Mercurial * differs from the tested releases (streamclone.consumev1 is missing): stock behaviour for stream clones (glob)
 
