@@ -121,6 +121,16 @@ From stdin (a file opened by its path, /dev/stdin), and the reads of stock
   $ iocount stock-gzip-v2.hg hg -R u-off unbundle -q --config fastio.read-buffer=0 stock-gzip-v2.hg
   reads: mean < 128 KiB
 
+hg debugbundle --spec reads a packed1 bundle's header from its own file after
+exchange.readbundle: that file is left where readbundle left it
+
+  $ hg debugbundle --spec stock-packed1.hg
+  none-packed1;requirements%3D* (glob)
+  $ hg debugbundle --spec stock-gzip-v2.hg
+  gzip-v2
+  $ hg debugbundle --spec stock-none-v2-stream-v2.hg
+  none-v2;stream=v2;requirements%3D* (glob)
+
 debugapplystreamclonebundle
 
   $ hg init u-packed1

@@ -23,7 +23,7 @@ import io
 import os
 import stat
 
-from mercurial import changegroup, exchange, exthelper
+from mercurial import changegroup, exchange, exthelper, streamclone
 
 from . import config
 
@@ -78,33 +78,67 @@ class _CountingRaw(io.RawIOBase):
     def name(self):
         return self._raw.name
 
+    def release(self):
+        """Leave the caller's file open when this one is closed."""
+        self._owner = None
+
     def close(self):
         if not self.closed:
             super().close()
-            self._owner.close()
+            if self._owner is not None:
+                self._owner.close()
 
 
 def _readable_by_path(fh):
     """True when ``fh`` is a buffered reader of a regular file this process
-    opened by its path, at a position where nothing is buffered."""
+    opened by its path."""
     if type(fh) is not io.BufferedReader:
         return False
     raw = fh.raw
     if type(raw) is not io.FileIO or not isinstance(raw.name, (bytes, str)):
         return False
     try:
-        if not stat.S_ISREG(os.fstat(raw.fileno()).st_mode):
-            return False
-        return fh.tell() == raw.tell()
+        return stat.S_ISREG(os.fstat(raw.fileno()).st_mode)
     except (OSError, ValueError):
         return False
 
 
 def large_reader(fh, size):
-    """``fh``, or a reader of the same file with a buffer of ``size``."""
+    """``fh``, or a reader of the same file, from where ``fh`` is, with a
+    buffer of ``size`` (``fh`` is not to be read from afterwards)."""
     if not _readable_by_path(fh):
         return fh
-    return io.BufferedReader(_CountingRaw(fh), buffer_size=size)
+    try:
+        pos = fh.tell()
+        reader = io.BufferedReader(_CountingRaw(fh), buffer_size=size)
+        if fh.raw.tell() != pos:
+            # what fh had buffered is read again
+            reader.seek(pos)
+    except (OSError, ValueError):
+        return fh
+    return reader
+
+
+def _bundle_reader(fh, size):
+    """A large reader for ``exchange.readbundle``, except for a packed1
+    bundle (``HGS1``): ``exchange.getbundlespec`` reads its header from the
+    caller's file after ``readbundle`` (it is read in large blocks when it
+    is applied, see ``_applybundlev1``).  Costs no extra system call for
+    other bundles (the header is in the reader's first block)."""
+    reader = large_reader(fh, size)
+    if reader is fh:
+        return fh
+    raw = fh.raw
+    before = raw.tell()
+    try:
+        packed = reader.peek(4)[:4] == b"HGS1"
+    except (OSError, ValueError):
+        packed = True
+    if packed:
+        reader.detach().release()
+        raw.seek(before)
+        return fh
+    return reader
 
 
 def _blocks(chunks, size):
@@ -164,8 +198,18 @@ def _readbundle(orig, ui, fh, fname, *args, **kwargs):
     if settings.read_buffer:
         _wire_bundlerepo()
         _report_at_exit(ui, settings)
-        fh = large_reader(fh, settings.read_buffer)
+        fh = _bundle_reader(fh, settings.read_buffer)
     return orig(ui, fh, fname, *args, **kwargs)
+
+
+@eh.wrapfunction(streamclone, "applybundlev1")
+def _applybundlev1(orig, repo, fp, *args, **kwargs):
+    # a packed1 bundle (hg debugapplystreamclonebundle, clonebundles): the
+    # caller's file, its header read
+    settings = config.settings(repo.ui)
+    if settings.read_buffer:
+        fp = large_reader(fp, settings.read_buffer)
+    return orig(repo, fp, *args, **kwargs)
 
 
 _bundlerepo_wired = []
