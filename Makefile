@@ -6,7 +6,7 @@ VENV ?= .venv-hg$(HG)
 BIN = $(VENV)/bin
 STAMP = $(VENV)/.installed
 
-.PHONY: all demo test test-upstream bench stress clean
+.PHONY: all demo test test-upstream bench bench-io stress clean
 
 all: test
 
@@ -61,6 +61,14 @@ test-upstream: $(STAMP) $(HG_SRC)/tests/run-tests.py
 # the full benchmark table (several minutes)
 bench: $(STAMP)
 	$(BIN)/python bench/bench.py
+
+# system calls on bundle files per path, stock vs fastio (strace -f -y), and
+# times under a latency per read and write call (bench/bench_io.py)
+IO_FILES ?= 5000
+IO_DELAY_US ?= 1000
+IO_RUNS ?= 3
+bench-io: $(STAMP)
+	$(BIN)/python bench/bench_io.py --files $(IO_FILES) --delay $(IO_DELAY_US) --runs $(IO_RUNS)
 
 # randomized reliability runs (bench/stress.py): mutated bundles of every
 # format (COUNT each), SIGKILL trials (KILLS per path), and STOCK_KILLS

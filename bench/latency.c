@@ -9,6 +9,9 @@
  *   FASTIO_DELAY_READ_US    read/pread of a regular file
  *   FASTIO_DELAY_WRITE_US   write/pwrite of a regular file
  *
+ * FASTIO_DELAY_PATH, when set, limits the read and write delays to the
+ * files whose path contains it (a bundle on a share, the repository local).
+ *
  * The delays are sleeps, so they overlap across threads as a server's round
  * trips do.  Other descriptors (pipes, sockets, terminals) are untouched.
  *
@@ -23,6 +26,8 @@
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "fdpath.h"
 
 enum { CREATE, MKDIR, CLOSE, READ, WRITE, KINDS };
 static const char *names[KINDS] = {
@@ -68,6 +73,15 @@ static int regular(int fd)
 {
 	struct stat st;
 	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* a regular file, and one FASTIO_DELAY_PATH names if it is set */
+static int io_target(int fd)
+{
+	const char *match = getenv("FASTIO_DELAY_PATH");
+	if (!regular(fd))
+		return 0;
+	return !match || !*match || fd_path_contains(fd, match);
 }
 
 #define REAL(type, name, args)                                                 \
@@ -167,7 +181,7 @@ int close(int fd)
 ssize_t read(int fd, void *buf, size_t count)
 {
 	REAL(ssize_t, read, (int, void *, size_t));
-	if (delayed(READ) && regular(fd))
+	if (delayed(READ) && io_target(fd))
 		pause_for(READ);
 	return real_read(fd, buf, count);
 }
@@ -175,7 +189,7 @@ ssize_t read(int fd, void *buf, size_t count)
 ssize_t pread64(int fd, void *buf, size_t count, off_t offset)
 {
 	REAL(ssize_t, pread64, (int, void *, size_t, off_t));
-	if (delayed(READ) && regular(fd))
+	if (delayed(READ) && io_target(fd))
 		pause_for(READ);
 	return real_pread64(fd, buf, count, offset);
 }
@@ -183,7 +197,7 @@ ssize_t pread64(int fd, void *buf, size_t count, off_t offset)
 ssize_t write(int fd, const void *buf, size_t count)
 {
 	REAL(ssize_t, write, (int, const void *, size_t));
-	if (delayed(WRITE) && regular(fd))
+	if (delayed(WRITE) && io_target(fd))
 		pause_for(WRITE);
 	return real_write(fd, buf, count);
 }
@@ -191,7 +205,7 @@ ssize_t write(int fd, const void *buf, size_t count)
 ssize_t pwrite64(int fd, const void *buf, size_t count, off_t offset)
 {
 	REAL(ssize_t, pwrite64, (int, const void *, size_t, off_t));
-	if (delayed(WRITE) && regular(fd))
+	if (delayed(WRITE) && io_target(fd))
 		pause_for(WRITE);
 	return real_pwrite64(fd, buf, count, offset);
 }

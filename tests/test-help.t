@@ -7,7 +7,8 @@ its default, and "hg config" knows them
   closes
   
   $ $PYTHON - <<'PY'
-  > import re
+  > import os, re, sys
+  > sys.path.insert(0, os.environ['ROOTDIR'])  # this checkout's, not the venv's
   > import hgext3rd.fastio as f
   > text = open('help.txt').read()
   > # one paragraph per option, from its quoted name to the next blank line
@@ -35,10 +36,12 @@ its default, and "hg config" knows them
   max-pending-closes 256 documented
   memory-budget 64MB documented
   probe-max-age 7d documented
+  read-buffer 1MB documented
   report no documented
   slow-close-threshold 50us documented
   stream-writer yes documented
-  12 options in the help
+  write-buffer 1MB documented
+  14 options in the help
 
   $ grep -E '^(What|Writing|Checking|Configuration)' help.txt
   What is accelerated
@@ -56,9 +59,11 @@ its default, and "hg config" knows them
   fastio.max-pending-closes=256
   fastio.memory-budget=64MB
   fastio.probe-max-age=7d
+  fastio.read-buffer=1MB
   fastio.report=False
   fastio.slow-close-threshold=50us
   fastio.stream-writer=True
+  fastio.write-buffer=1MB
   $ hg config fastio
   [1]
   $ hg config fastio --config fastio.report=yes

@@ -36,13 +36,17 @@ file closes, at the first block of them)
   $ B="--config extensions.breakinternals=$TESTDIR/breakinternals.py"
   $ hg init broken1
   $ hg $B --config breakinternals.stream=signature --config breakinternals.closing=signature --debug -R broken1 unbundle s.hg --config fastio.report=yes > broken1.out 2>&1
+(the bundle file is still read through a large buffer, which needs none of
+those internals: its report line)
+
   $ grep '^fastio' broken1.out
   fastio: Mercurial * differs from the tested releases (streamclone.consumev2(repo, fp, filecount, filesize, options) is not (repo, fp, filecount, filesize)): stock behaviour for stream clones (glob)
   fastio: Mercurial * differs from the tested releases (abstractvfs.backgroundclosing(self, ui, expectedcount, options) is not (self, ui, expectedcount)): stock behaviour for file closes (glob)
+  fastio: bundle reads: 1, mean size: * bytes (glob)
   $ hg -R broken1 verify -q
   $ hg init broken2
   $ hg $B --config breakinternals.stream=missing -R broken2 unbundle s.hg --config fastio.report=yes > broken2.out 2>&1
-  $ normtransfer broken2.out > c; cmp b c
+  $ grep -v '^fastio: bundle reads' broken2.out | normtransfer > c; cmp b c
   $ hg $B --config breakinternals.stream=missing --debug version 2>&1 | grep '^fastio'
   fastio: Mercurial * differs from the tested releases (streamclone.consumev1 is missing): stock behaviour for stream clones (glob)
 

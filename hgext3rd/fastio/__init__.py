@@ -54,6 +54,22 @@ failing close always aborts the command.
 
 With no option set, the output of every command is that of Mercurial.
 
+Bundle files
+============
+
+Every bundle file Mercurial reads (``hg unbundle``, also of
+``/dev/stdin``, ``hg debugapplystreamclonebundle``, ``hg pull`` and
+``hg incoming`` from a bundle file, with the uncompressed copy they make of
+a compressed one, the bundles strip and rebase read back) is read through a
+buffer of ``fastio.read-buffer`` bytes: one system call per buffer instead
+of one per 4 to 64 KiB, where each call is a round trip on a network share.
+Only files this process opened by their path are read ahead; a protocol
+stream is read as stock reads it.  Every bundle file Mercurial writes
+(``hg bundle`` of every type, ``hg debugcreatestreamclonebundle``, strip
+and rebase backups, temporary bundles of ``hg incoming --bundle``) is
+written in blocks of ``fastio.write-buffer`` bytes, with the bytes stock
+writes.
+
 Writing files
 =============
 
@@ -153,6 +169,14 @@ Configuration
 ``fastio.buffer-size``
   Size of the blocks bundles are read in. Default: ``1MB``.
 
+``fastio.read-buffer``
+  Size of the system calls bundle files are read with; ``0`` reads them as
+  Mercurial does. Default: ``1MB``.
+
+``fastio.write-buffer``
+  Size of the system calls bundle files are written with; ``0`` writes
+  them as Mercurial does. Default: ``1MB``.
+
 ``fastio.stream-writer``
   Use the fast store writer for stream clones (default: yes); ``no``
   falls back to Mercurial's own code (the closer is still used).
@@ -163,8 +187,9 @@ Configuration
   for them, the peak of pending closes, how closing was decided, and
   Mercurial's mmap policy for revlog indexes (the extension has none of its
   own).  A stream clone reports the files of the stream; a checkout (or any
-  other ``backgroundclosing`` block) gets its own section.  Lines start with
-  ``fastio:`` and go to stderr. Default: no.
+  other ``backgroundclosing`` block) gets its own section.  A command that
+  read or wrote bundle files ends with their system calls and mean size.
+  Lines start with ``fastio:`` and go to stderr. Default: no.
 
 ``fastio.probe-max-age``
   Age after which a close latency measured by ``hg debugfastio`` is no
@@ -179,6 +204,7 @@ from mercurial.utils import stringutil
 
 from . import (
     afterload,
+    bundleio,
     changegroup,
     config,
     debugcommands,
@@ -210,6 +236,11 @@ _WIRING = (
     ("mercurial.streamclone", lambda: streamclone.wire),
     # every changegroup apply
     ("mercurial.changegroup", lambda: changegroup.wire),
+    # bundle files: read (exchange.readbundle, packed1 bundles), written
+    # (changegroup.writechunks)
+    ("mercurial.exchange", lambda: bundleio.wire_exchange),
+    ("mercurial.streamclone", lambda: bundleio.wire_streamclone),
+    ("mercurial.changegroup", lambda: bundleio.wire_changegroup),
 )
 
 

@@ -25,6 +25,8 @@ eh.configitem(SECTION, b"report", default=False)
 eh.configitem(SECTION, b"probe-max-age", default=b"7d")
 eh.configitem(SECTION, b"close-timeout", default=b"5s")
 eh.configitem(SECTION, b"memory-budget", default=b"64MB")
+eh.configitem(SECTION, b"read-buffer", default=b"1MB")
+eh.configitem(SECTION, b"write-buffer", default=b"1MB")
 
 # the file writer's modes (filewriter.MODE_*: spelled out here so that
 # reading the configuration does not load the writer)
@@ -104,6 +106,9 @@ class Settings:
         self.max_pending = max(1, ui.configint(SECTION, b"max-pending-closes"))
         self.close_sample = max(2, ui.configint(SECTION, b"close-sample"))
         self.buffer_size = max(64 * 1024, ui.configbytes(SECTION, b"buffer-size"))
+        # 0: bundle files are read and written as stock does
+        self.read_buffer = max(0, ui.configbytes(SECTION, b"read-buffer"))
+        self.write_buffer = max(0, ui.configbytes(SECTION, b"write-buffer"))
         self.stream_writer = ui.configbool(SECTION, b"stream-writer")
         self.report = ui.configbool(SECTION, b"report")
         self.probe_max_age_s = max(0, parse_age_s(ui.config(SECTION, b"probe-max-age")))

@@ -1,0 +1,256 @@
+"""Large system calls on bundle files, read and written.
+
+Reading: every bundle Mercurial reads goes through ``exchange.readbundle``
+(``hg unbundle``, ``hg debugapplystreamclonebundle``, ``hg pull`` and
+``hg incoming`` from a bundle file, strip and rebase recovery, shelve).
+When the file it gets is one this process opened by its path (a local
+bundle, ``/dev/stdin`` redirected from a file, a temporary bundle), its
+reads go through a buffer of ``fastio.read-buffer`` bytes instead of the
+file's default (4 KiB on most filesystems): one system call per buffer.
+Seeking (``bundlerepo``) goes through the same buffer.  A file handed over
+by a descriptor (a protocol stream, a server's temporary file) is left as
+it is: nothing is read ahead of what belongs to the bundle.
+
+Writing: every bundle file Mercurial writes goes through
+``changegroup.writechunks`` (``hg bundle`` of every type, stream bundles
+included, ``hg debugcreatestreamclonebundle``, strip and rebase backups,
+temporary bundles of ``hg incoming --bundle`` and pulls).  Its chunks are
+gathered into blocks of ``fastio.write-buffer`` bytes before they reach
+the file: one system call per block, and the same bytes in the same order.
+"""
+
+import io
+import os
+import stat
+
+from mercurial import changegroup, exchange, extensions, streamclone
+
+from . import config
+
+
+class Counts:
+    """System calls on bundle files of this process."""
+
+    def __init__(self):
+        self.reads = self.read_bytes = 0
+        self.writes = self.write_bytes = 0
+        self.reported = False
+        self.registered = False
+
+
+_counts = Counts()
+
+
+class _CountingRaw(io.RawIOBase):
+    """The raw file of a bundle as a buffered reader sees it: its reads are
+    counted; closing it closes the file object the caller opened."""
+
+    def __init__(self, owner):
+        super().__init__()
+        self._owner = owner
+        self._raw = owner.raw
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def readinto(self, b):
+        n = self._raw.readinto(b)
+        if n:
+            _counts.reads += 1
+            _counts.read_bytes += n
+        return n
+
+    def seek(self, pos, whence=os.SEEK_SET):
+        return self._raw.seek(pos, whence)
+
+    def tell(self):
+        return self._raw.tell()
+
+    def fileno(self):
+        return self._raw.fileno()
+
+    @property
+    def name(self):
+        return self._raw.name
+
+    def release(self):
+        """Leave the caller's file open when this one is closed."""
+        self._owner = None
+
+    def close(self):
+        if not self.closed:
+            super().close()
+            if self._owner is not None:
+                self._owner.close()
+
+
+def _readable_by_path(fh):
+    """True when ``fh`` is a buffered reader of a regular file this process
+    opened by its path."""
+    if type(fh) is not io.BufferedReader:
+        return False
+    raw = fh.raw
+    if type(raw) is not io.FileIO or not isinstance(raw.name, (bytes, str)):
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(raw.fileno()).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def large_reader(fh, size):
+    """``fh``, or a reader of the same file, from where ``fh`` is, with a
+    buffer of ``size`` (``fh`` is not to be read from afterwards)."""
+    if not _readable_by_path(fh):
+        return fh
+    try:
+        pos = fh.tell()
+        reader = io.BufferedReader(_CountingRaw(fh), buffer_size=size)
+        if fh.raw.tell() != pos:
+            # what fh had buffered is read again
+            reader.seek(pos)
+    except (OSError, ValueError):
+        return fh
+    return reader
+
+
+def _bundle_reader(fh, size):
+    """A large reader for ``exchange.readbundle``, except for a packed1
+    bundle (``HGS1``): ``exchange.getbundlespec`` reads its header from the
+    caller's file after ``readbundle`` (it is read in large blocks when it
+    is applied, see ``_applybundlev1``).  Costs no extra system call for
+    other bundles (the header is in the reader's first block)."""
+    reader = large_reader(fh, size)
+    if reader is fh:
+        return fh
+    raw = fh.raw
+    before = raw.tell()
+    try:
+        packed = reader.peek(4)[:4] == b"HGS1"
+    except (OSError, ValueError):
+        packed = True
+    if packed:
+        reader.detach().release()
+        raw.seek(before)
+        return fh
+    return reader
+
+
+def _blocks(chunks, size):
+    """The bytes of ``chunks``, in order, in blocks of ``size`` bytes or
+    more (the last one may be shorter)."""
+    pending = []
+    have = 0
+    for chunk in chunks:
+        if not chunk:
+            continue
+        pending.append(chunk)
+        have += len(chunk)
+        if have >= size:
+            block = b"".join(pending)
+            pending = []
+            have = 0
+            _counts.writes += 1
+            _counts.write_bytes += len(block)
+            yield block
+    if pending:
+        block = b"".join(pending)
+        _counts.writes += 1
+        _counts.write_bytes += len(block)
+        yield block
+
+
+def _mean(total, calls):
+    return total // calls if calls else 0
+
+
+def _report(ui):
+    c = _counts
+    if c.reported:
+        return
+    c.reported = True
+    if c.reads:
+        ui.write_err(
+            b"fastio: bundle reads: %d, mean size: %d bytes\n"
+            % (c.reads, _mean(c.read_bytes, c.reads))
+        )
+    if c.writes:
+        ui.write_err(
+            b"fastio: bundle writes: %d, mean size: %d bytes\n"
+            % (c.writes, _mean(c.write_bytes, c.writes))
+        )
+
+
+def _report_at_exit(ui, settings):
+    if settings.report and not _counts.registered:
+        _counts.registered = True
+        ui.atexit(_report, ui)
+
+
+def wire_exchange(ui):
+    extensions.wrapfunction(exchange, "readbundle", _readbundle)
+
+
+def wire_streamclone(ui):
+    extensions.wrapfunction(streamclone, "applybundlev1", _applybundlev1)
+
+
+def wire_changegroup(ui):
+    extensions.wrapfunction(changegroup, "writechunks", _writechunks)
+
+
+def _readbundle(orig, ui, fh, fname, *args, **kwargs):
+    settings = config.settings(ui)
+    if settings.read_buffer:
+        _wire_bundlerepo()
+        _report_at_exit(ui, settings)
+        fh = _bundle_reader(fh, settings.read_buffer)
+    return orig(ui, fh, fname, *args, **kwargs)
+
+
+def _applybundlev1(orig, repo, fp, *args, **kwargs):
+    # a packed1 bundle (hg debugapplystreamclonebundle, clonebundles): the
+    # caller's file, its header read
+    settings = config.settings(repo.ui)
+    if settings.read_buffer:
+        fp = large_reader(fp, settings.read_buffer)
+    return orig(repo, fp, *args, **kwargs)
+
+
+_bundlerepo_wired = []
+
+
+def _wire_bundlerepo():
+    """Wrap ``bundlerepository._writetempbundle`` once, when a bundle is
+    first read (a bundle repository reads its bundle before it writes a
+    temporary one): not at load time, where ``bundlerepo`` is not needed."""
+    if _bundlerepo_wired:
+        return
+    _bundlerepo_wired.append(True)
+    from mercurial import bundlerepo
+
+    extensions.wrapfunction(
+        bundlerepo.bundlerepository, "_writetempbundle", _writetempbundle
+    )
+
+
+def _writetempbundle(orig, self, *args, **kwargs):
+    # the uncompressed copy of a compressed bundle, read back at random
+    # (every revision the bundle repository is asked for) through the file
+    # this returns
+    fh = orig(self, *args, **kwargs)
+    settings = config.settings(self.ui)
+    if settings.read_buffer:
+        fh = large_reader(fh, settings.read_buffer)
+    return fh
+
+
+def _writechunks(orig, ui, chunks, filename, *args, **kwargs):
+    settings = config.settings(ui)
+    if settings.write_buffer:
+        _report_at_exit(ui, settings)
+        chunks = _blocks(chunks, settings.write_buffer)
+    return orig(ui, chunks, filename, *args, **kwargs)
