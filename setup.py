@@ -25,8 +25,8 @@ setup(
     license="GPL-2.0-or-later",
     packages=["hgext3rd", "hgext3rd.fastio"],
     python_requires=">=3.8",
-    # optional: without a compiler the closer uses os.close and the
-    # name pre-scan walks in Python
+    # optional: without a compiler the closer uses os.close, the name
+    # pre-scan walks in Python and mmap population is stock's
     ext_modules=[
         Extension(
             "hgext3rd.fastio._fdclose",
@@ -36,6 +36,11 @@ setup(
         Extension(
             "hgext3rd.fastio._streamscan",
             ["hgext3rd/fastio/_streamscan.c"],
+            optional=True,
+        ),
+        Extension(
+            "hgext3rd.fastio._populate",
+            ["hgext3rd/fastio/_populate.c"],
             optional=True,
         ),
     ],

@@ -26,7 +26,9 @@ def hg(hgbin, *args, cwd=None):
 
 
 def tree_path(root, i, per_dir=50):
-    d = os.path.join(root, "src", "mod%03d" % (i // (per_dir * 20)), "d%04d" % (i // per_dir))
+    d = os.path.join(
+        root, "src", "mod%03d" % (i // (per_dir * 20)), "d%04d" % (i // per_dir)
+    )
     return d, os.path.join(d, "file%06d.c" % i)
 
 
@@ -70,8 +72,20 @@ def real_commits(hgbin, path, count, tag):
         for k in range(3):
             name = tree_path(path, (i * 3 + k) % 300)[1]
             with open(name, "a") as f:
-                f.write("/* %s change %d */\nint g%d_%d(void) { return %d; }\n" % (tag, i, i, k, i))
-        hg(hgbin, "commit", "-q", "-m", "%s commit %d" % (tag, i), "-d", "%d 0" % (1700000000 + i), cwd=path)
+                f.write(
+                    "/* %s change %d */\nint g%d_%d(void) { return %d; }\n"
+                    % (tag, i, i, k, i)
+                )
+        hg(
+            hgbin,
+            "commit",
+            "-q",
+            "-m",
+            "%s commit %d" % (tag, i),
+            "-d",
+            "%d 0" % (1700000000 + i),
+            cwd=path,
+        )
 
 
 def main():
@@ -93,7 +107,19 @@ def main():
     t0 = time.time()
     hg(args.hg, "init", base)
     make_tree(base, args.files)
-    hg(args.hg, "commit", "-q", "-A", "-m", "tree", "-d", "1500000000 0", "-u", "bench", cwd=base)
+    hg(
+        args.hg,
+        "commit",
+        "-q",
+        "-A",
+        "-m",
+        "tree",
+        "-d",
+        "1500000000 0",
+        "-u",
+        "bench",
+        cwd=base,
+    )
     print("tree of %d files: %.0f s" % (args.files, time.time() - t0), flush=True)
     bulk_changesets(base, args.revisions)
     print("bulk changesets: %.0f s" % (time.time() - t0), flush=True)
@@ -105,8 +131,28 @@ def main():
     src = os.path.join(args.dir, "source")
     hg(args.hg, "clone", "-q", base, src)
     real_commits(args.hg, src, 100, "new")
-    hg(args.hg, "bundle", "-q", "-r", "tip~99", "--base", "tip~100", os.path.join(args.dir, "one.hg"), cwd=src)
-    hg(args.hg, "bundle", "-q", "-r", "tip", "--base", "tip~100", os.path.join(args.dir, "hundred.hg"), cwd=src)
+    hg(
+        args.hg,
+        "bundle",
+        "-q",
+        "-r",
+        "tip~99",
+        "--base",
+        "tip~100",
+        os.path.join(args.dir, "one.hg"),
+        cwd=src,
+    )
+    hg(
+        args.hg,
+        "bundle",
+        "-q",
+        "-r",
+        "tip",
+        "--base",
+        "tip~100",
+        os.path.join(args.dir, "hundred.hg"),
+        cwd=src,
+    )
     hg(args.hg, "update", "-q", "-r", "tip~99", cwd=src)
     hg(args.hg, "debugupdatecaches", cwd=src)
     open(done, "w").close()

@@ -181,6 +181,7 @@ from . import (
     config,
     debugcommands,
     metadata,
+    mmapwire,
     recovery,
     streamclone,
     vfsclose,
@@ -192,7 +193,15 @@ minimumhgversion = metadata.minimumhgversion
 buglink = metadata.buglink
 
 eh = exthelper.exthelper()
-for _module in (changegroup, config, debugcommands, recovery, streamclone, vfsclose):
+for _module in (
+    changegroup,
+    config,
+    debugcommands,
+    mmapwire,
+    recovery,
+    streamclone,
+    vfsclose,
+):
     eh.merge(_module.eh)
 
 

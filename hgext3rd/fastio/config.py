@@ -25,6 +25,10 @@ eh.configitem(SECTION, b"report", default=False)
 eh.configitem(SECTION, b"probe-max-age", default=b"7d")
 eh.configitem(SECTION, b"close-timeout", default=b"5s")
 eh.configitem(SECTION, b"memory-budget", default=b"64MB")
+eh.configitem(SECTION, b"mmap-populate", default=b"auto")
+eh.configitem(SECTION, b"mmap-populate-threshold", default=b"1MB")
+# tests: the helper forced off (pure) or to start with a fallback method
+eh.configitem(b"devel", b"fastio.mmap-helper", default=b"auto")
 
 _MODES = {
     b"auto": closer.MODE_AUTO,
@@ -169,3 +173,21 @@ class Settings:
 
 def settings(ui):
     return Settings(ui)
+
+
+def mmap_policy(ui):
+    """The mmap population policy ``ui`` asks for (see ``mmappolicy``)."""
+    from . import mmappolicy
+
+    requested = ui.config(SECTION, b"mmap-populate").strip().lower()
+    if requested not in mmappolicy.POLICIES:
+        raise error.ConfigError(
+            _(b"fastio.mmap-populate must be auto, always, never or background, not %s")
+            % requested
+        )
+    helper = ui.config(b"devel", b"fastio.mmap-helper").strip().lower()
+    return mmappolicy.Policy(
+        requested,
+        ui.configbytes(SECTION, b"mmap-populate-threshold"),
+        mmappolicy.HELPER_CHOICES.get(helper, 0),
+    )
