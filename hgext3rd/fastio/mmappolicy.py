@@ -179,6 +179,14 @@ class Session:
                 with self.lock:
                     self.jobs.append(job)
 
+    def wait_all(self, timeout=JOIN_TIMEOUT_S):
+        """Let every job finish (``hg debugfastio``), then collect them."""
+        with self.lock:
+            jobs = list(self.jobs)
+        for job in jobs:
+            job.join(timeout)
+        self.reap()
+
     def running(self):
         return self.reap()
 
@@ -263,12 +271,11 @@ def map_file(orig, fp, size=None, pre_populate=True):
     if not session.announced and name != NEVER:
         session.announced = True
         session.debug(b"policy %s" % policy.describe())
+    start = time.perf_counter_ns()
     if name == STOCK and pre_populate:
         data = orig(fp, size)
     elif name == ALWAYS:
-        start = time.perf_counter_ns()
         data = _map_now(session, orig, fp, size)
-        elapsed = time.perf_counter_ns() - start
     else:
         data = compat.map_unpopulated(orig, fp, size)
     if not len(data):
@@ -276,13 +283,26 @@ def map_file(orig, fp, size=None, pre_populate=True):
     stats = session.stats
     stats.mappings += 1
     stats.mapped_bytes += len(data)
+    if name == STOCK and pre_populate:
+        name = _stock_did(stats)
     if name == ALWAYS:
         stats.populated += 1
         stats.populated_bytes += len(data)
-        stats.populate_ns += elapsed
+        stats.populate_ns += time.perf_counter_ns() - start
     elif name == BACKGROUND:
         _start_job(session, data)
     return data
+
+
+def _stock_did(stats):
+    """How stock populated the mapping it made: as ``always`` did
+    (``MAP_POPULATE``), or from its own thread (not timed), or not."""
+    if compat.stock_populates_synchronously():
+        stats.methods.add(b"MAP_POPULATE (stock)")
+        return ALWAYS
+    if compat.stock_background_helper() is not None:
+        stats.methods.add(b"osutil.background_mmap_populate (stock, not timed)")
+    return STOCK
 
 
 def _map_now(session, orig, fp, size):
