@@ -14,11 +14,15 @@ repository's filesystem whose files are removed afterwards
     max-close-threads: 256 (default)
     max-pending-closes: 256 (default)
     memory-budget: 64MB (default)
+    mmap-populate: auto (default)
+    mmap-populate-threshold: 1MB (default)
     probe-max-age: 7d (default)
     report: no (default)
     slow-close-threshold: 50us (default)
     stream-writer: yes (default)
   mmap policy: * (glob)
+  mmap populate: background (auto: the helper populates from a thread)
+  mmap population: nothing mapped (changelog index)
   probing: 256 files in */repo/.hg (glob)
   create latency: [0-9]+\.[0-9] us \(median\), [0-9]+\.[0-9] us \(90th percentile\) (re)
   close latency: [0-9]+\.[0-9] us \(median\), [0-9]+\.[0-9] us \(90th percentile\) (re)
@@ -83,6 +87,7 @@ zero max age leave the cache alone
 Under --debug the cached measurement is used and replaced
 
   $ hg debugfastio --files 20 --debug | grep '^fastio:'
+  fastio: mmap: helper built, stock's population: * (glob)
   fastio: close latency of this filesystem: * us (probe, *s ago) (glob)
   fastio: cached close latency * us (probe) for this filesystem (glob)
 

@@ -34,15 +34,18 @@ its default, and "hg config" knows them
   max-close-threads 256 documented
   max-pending-closes 256 documented
   memory-budget 64MB documented
+  mmap-populate auto documented
+  mmap-populate-threshold 1MB documented
   probe-max-age 7d documented
   report no documented
   slow-close-threshold 50us documented
   stream-writer yes documented
-  12 options in the help
+  14 options in the help
 
-  $ grep -E '^(What|Writing|Checking|Configuration)' help.txt
+  $ grep -E '^(What|Writing|Populating|Checking|Configuration)' help.txt
   What is accelerated
   Writing files
+  Populating memory mappings
   Checking a filesystem
   Configuration
 
@@ -55,6 +58,8 @@ its default, and "hg config" knows them
   fastio.max-close-threads=256
   fastio.max-pending-closes=256
   fastio.memory-budget=64MB
+  fastio.mmap-populate=auto
+  fastio.mmap-populate-threshold=1MB
   fastio.probe-max-age=7d
   fastio.report=False
   fastio.slow-close-threshold=50us

@@ -75,10 +75,11 @@ def mmap_population_lines(session):
         return []
     running = session.running()
     out = [b"fastio: mmap populate: %s" % session.policy.describe()]
-    line = b"fastio: mmap population: %s" % mmappolicy.summary(session)
-    if running:
-        line += b", %d still populating" % running
-    out.append(line)
+    if session.stats.mappings:
+        line = b"fastio: mmap population: %s" % mmappolicy.summary(session)
+        if running:
+            line += b", %d still populating" % running
+        out.append(line)
     return out
 
 
