@@ -97,6 +97,8 @@ class Policy:
         self.requested = requested
         self.threshold = max(0, threshold)
         self.method = method  # None: the helper is not used
+        # a stop is noticed within a chunk (1 MB: about 0.1 ms when cached)
+        self.chunk = 1 << 20
         self.name, self.reason = self._resolve()
 
     def _resolve(self):
@@ -317,7 +319,7 @@ def _map_now(session, orig, fp, size):
     method = session.policy.method
     if _populate is not None and method is not None:
         try:
-            result = _populate.populate(data, method)
+            result = _populate.populate(data, method, session.policy.chunk)
             session.stats.methods.add(METHOD_NAMES.get(result[0], b"?"))
         except Exception as exc:  # never the user's problem
             session.stats.failures += 1
@@ -332,7 +334,7 @@ def _map_now(session, orig, fp, size):
 def _start_job(session, data):
     session.reap()
     try:
-        job = _populate.start(data, session.policy.method)
+        job = _populate.start(data, session.policy.method, session.policy.chunk)
     except Exception as exc:  # no thread, no memory: the mapping stays
         session.stats.failures += 1
         session.debug(b"background population not started: %s" % _exc_bytes(exc))
