@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 #ifdef __linux__
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #endif
@@ -253,15 +254,35 @@ typedef struct {
 #endif
 } JobObject;
 
+/* A core kept busy by the command (or by another process) goes to the
+ * command first: the worker yields it, and gets it where a core is idle.
+ * Linux nices threads one by one; elsewhere the priority is left alone. */
+static void lower_priority(void)
+{
+#ifdef _WIN32
+	SetThreadPriority(GetCurrentThread(), THREAD_PRIORITY_LOWEST);
+#elif defined(__linux__) && defined(SYS_gettid)
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	int nice_now;
+	errno = 0;
+	nice_now = getpriority(PRIO_PROCESS, (id_t)tid);
+	if (errno == 0)
+		setpriority(PRIO_PROCESS, (id_t)tid,
+			    nice_now + 10 > 19 ? 19 : nice_now + 10);
+#endif
+}
+
 #ifdef _WIN32
 static DWORD WINAPI worker(LPVOID arg)
 {
+	lower_priority();
 	run_job((job_state *)arg);
 	return 0;
 }
 #else
 static void *worker(void *arg)
 {
+	lower_priority();
 	run_job((job_state *)arg);
 	return NULL;
 }
