@@ -32,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EXT = os.path.join(os.path.dirname(HERE), "hgext3rd", "fastio")
 POLICIES = ("never", "always", "background", "auto", "stock")
 WORKLOADS = ("log-tip", "log-p", "unbundle-1", "unbundle-100", "push-ssh")
+BUNDLES = {"unbundle-1": "one.hg", "unbundle-100": "hundred.hg"}
 
 
 def hgrc_for(policy, tmp):
@@ -131,24 +132,9 @@ class Bench:
             return [hg, "-R", self.base, "log", "-r", "tip"], False
         if workload == "log-p":
             return [hg, "-R", self.base, "log", "-l", "10", "-p"], False
-        if workload == "unbundle-1":
-            return [
-                hg,
-                "-R",
-                self.target,
-                "unbundle",
-                "-q",
-                os.path.join(self.dir, "one.hg"),
-            ], True
-        if workload == "unbundle-100":
-            return [
-                hg,
-                "-R",
-                self.target,
-                "unbundle",
-                "-q",
-                os.path.join(self.dir, "hundred.hg"),
-            ], True
+        if workload in BUNDLES:
+            bundle = os.path.join(self.dir, BUNDLES[workload])
+            return [hg, "-R", self.target, "unbundle", "-q", bundle], True
         if workload == "push-ssh":
             return [
                 hg,

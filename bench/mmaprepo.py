@@ -131,28 +131,9 @@ def main():
     src = os.path.join(args.dir, "source")
     hg(args.hg, "clone", "-q", base, src)
     real_commits(args.hg, src, 100, "new")
-    hg(
-        args.hg,
-        "bundle",
-        "-q",
-        "-r",
-        "tip~99",
-        "--base",
-        "tip~100",
-        os.path.join(args.dir, "one.hg"),
-        cwd=src,
-    )
-    hg(
-        args.hg,
-        "bundle",
-        "-q",
-        "-r",
-        "tip",
-        "--base",
-        "tip~100",
-        os.path.join(args.dir, "hundred.hg"),
-        cwd=src,
-    )
+    for head, name in (("tip~99", "one.hg"), ("tip", "hundred.hg")):
+        bundle = os.path.join(args.dir, name)
+        hg(args.hg, "bundle", "-q", "-r", head, "--base", "tip~100", bundle, cwd=src)
     hg(args.hg, "update", "-q", "-r", "tip~99", cwd=src)
     hg(args.hg, "debugupdatecaches", cwd=src)
     open(done, "w").close()
