@@ -44,8 +44,12 @@ def hgrc_for(policy, tmp):
             % (sys.executable, os.path.join(HERE, "..", "tests", "dummyssh"))
         )
         if policy != "stock":
+            # "background-nice0": a variant, the thread at the command's priority
+            name, _, nice = policy.partition("-nice")
             f.write("[extensions]\nfastio = %s\n" % EXT)
-            f.write("[fastio]\nmmap-populate = %s\n" % policy)
+            f.write("[fastio]\nmmap-populate = %s\n" % name)
+            if nice:
+                f.write("[devel]\nfastio.mmap-thread-nice = %s\n" % nice)
     return path
 
 
@@ -83,6 +87,11 @@ class Bench:
         self.target = os.path.join(self.dir, "target")
         self.tmp = tempfile.mkdtemp(prefix="fastio-mmapbench-")
         self.envs = {p: env_for(p, self.tmp, self.hg) for p in POLICIES}
+        self.envs.update(
+            (p, env_for(p, self.tmp, self.hg))
+            for p in args.policies
+            if p not in POLICIES
+        )
         self.push_rev = subprocess.run(
             [self.hg, "-R", self.source, "log", "-r", "tip~99", "-T", "{node}"],
             check=True,
@@ -183,11 +192,15 @@ class Bench:
     def row(self, workload, times):
         med = {p: statistics.median(times[workload, p]) for p in self.args.policies}
         cells = " ".join("%10.1f" % (med[p] * 1000) for p in self.args.policies)
-        ratio = ""
-        if {"never", "always", "background"} <= set(med):
+        ratios = ""
+        if "never" in med and "always" in med:
             best = min(med["never"], med["always"])
-            ratio = "  %.3f" % (med["background"] / best)
-        return "%-13s %s%s" % (workload, cells, ratio)
+            ratios = "".join(
+                "  %.3f" % (med[p] / best)
+                for p in self.args.policies
+                if p.startswith("background")
+            )
+        return "%-13s %s%s" % (workload, cells, ratios)
 
     def header(self):
         cells = " ".join("%10s" % p for p in self.args.policies)

@@ -74,6 +74,7 @@ typedef struct {
 	size_t length;
 	size_t chunk;
 	int first_method;
+	int nice; /* added to the worker's nice value (Linux), 0: none */
 	volatile long stop;
 	volatile long finished;
 	/* results, written by the worker before it sets finished */
@@ -256,33 +257,41 @@ typedef struct {
 
 /* A core kept busy by the command (or by another process) goes to the
  * command first: the worker yields it, and gets it where a core is idle.
- * Linux nices threads one by one; elsewhere the priority is left alone. */
-static void lower_priority(void)
+ * Linux nices threads one by one, Windows lowers a thread priority;
+ * elsewhere it is left alone. */
+static void lower_priority(int nice)
 {
+	if (nice <= 0)
+		return;
 #ifdef _WIN32
-	SetThreadPriority(GetCurrentThread(), THREAD_PRIORITY_LOWEST);
+	SetThreadPriority(GetCurrentThread(), nice >= 10
+						  ? THREAD_PRIORITY_LOWEST
+						  : THREAD_PRIORITY_BELOW_NORMAL);
 #elif defined(__linux__) && defined(SYS_gettid)
-	pid_t tid = (pid_t)syscall(SYS_gettid);
-	int nice_now;
-	errno = 0;
-	nice_now = getpriority(PRIO_PROCESS, (id_t)tid);
-	if (errno == 0)
-		setpriority(PRIO_PROCESS, (id_t)tid,
-			    nice_now + 10 > 19 ? 19 : nice_now + 10);
+	{
+		pid_t tid = (pid_t)syscall(SYS_gettid);
+		int nice_now;
+		errno = 0;
+		nice_now = getpriority(PRIO_PROCESS, (id_t)tid);
+		if (errno == 0)
+			setpriority(PRIO_PROCESS, (id_t)tid,
+				    nice_now + nice > 19 ? 19
+							 : nice_now + nice);
+	}
 #endif
 }
 
 #ifdef _WIN32
 static DWORD WINAPI worker(LPVOID arg)
 {
-	lower_priority();
+	lower_priority(((job_state *)arg)->nice);
 	run_job((job_state *)arg);
 	return 0;
 }
 #else
 static void *worker(void *arg)
 {
-	lower_priority();
+	lower_priority(((job_state *)arg)->nice);
 	run_job((job_state *)arg);
 	return NULL;
 }
@@ -425,25 +434,27 @@ static job_state *new_state(PyObject *mapping, int method, Py_ssize_t chunk)
 }
 
 PyDoc_STRVAR(start_doc,
-	     "start(mapping, method=0, chunk=1MB) -> Job\n\n"
+	     "start(mapping, method=0, chunk=1MB, nice=10) -> Job\n\n"
 	     "Populate the buffer `mapping` from a new thread.  method 0 "
 	     "starts with\nthe best for this system and falls back; another "
-	     "forces where to start.");
+	     "forces where to start.\nnice: added to the thread's nice value "
+	     "(0: the command's priority).");
 
 static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-	static char *keywords[] = {"mapping", "method", "chunk", NULL};
+	static char *keywords[] = {"mapping", "method", "chunk", "nice", NULL};
 	PyObject *mapping;
-	int method = METHOD_AUTO, rc;
+	int method = METHOD_AUTO, rc, nice = 10;
 	Py_ssize_t chunk = 0;
 	JobObject *job;
 	job_state *s;
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|in:start", keywords,
-					 &mapping, &method, &chunk))
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|ini:start", keywords,
+					 &mapping, &method, &chunk, &nice))
 		return NULL;
 	s = new_state(mapping, method, chunk);
 	if (s == NULL)
 		return NULL;
+	s->nice = nice;
 	job = PyObject_New(JobObject, &JobType);
 	if (job == NULL) {
 		free(s);

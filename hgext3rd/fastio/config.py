@@ -29,6 +29,8 @@ eh.configitem(SECTION, b"mmap-populate", default=b"auto")
 eh.configitem(SECTION, b"mmap-populate-threshold", default=b"1MB")
 # tests: the helper forced off (pure) or to start with a fallback method
 eh.configitem(b"devel", b"fastio.mmap-helper", default=b"auto")
+# the bench: the population thread's priority (added to its nice value)
+eh.configitem(b"devel", b"fastio.mmap-thread-nice", default=10)
 
 _MODES = {
     b"auto": closer.MODE_AUTO,
@@ -186,8 +188,10 @@ def mmap_policy(ui):
             % requested
         )
     helper = ui.config(b"devel", b"fastio.mmap-helper").strip().lower()
-    return mmappolicy.Policy(
+    policy = mmappolicy.Policy(
         requested,
         ui.configbytes(SECTION, b"mmap-populate-threshold"),
         mmappolicy.HELPER_CHOICES.get(helper, 0),
     )
+    policy.thread_nice = ui.configint(b"devel", b"fastio.mmap-thread-nice")
+    return policy

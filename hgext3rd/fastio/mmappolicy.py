@@ -99,6 +99,8 @@ class Policy:
         self.method = method  # None: the helper is not used
         # a stop is noticed within a chunk (1 MB: about 0.1 ms when cached)
         self.chunk = 1 << 20
+        # added to the thread's nice value: a busy core goes to the command
+        self.thread_nice = 10
         self.name, self.reason = self._resolve()
 
     def _resolve(self):
@@ -334,7 +336,8 @@ def _map_now(session, orig, fp, size):
 def _start_job(session, data):
     session.reap()
     try:
-        job = _populate.start(data, session.policy.method, session.policy.chunk)
+        policy = session.policy
+        job = _populate.start(data, policy.method, policy.chunk, policy.thread_nice)
     except Exception as exc:  # no thread, no memory: the mapping stays
         session.stats.failures += 1
         session.debug(b"background population not started: %s" % _exc_bytes(exc))
