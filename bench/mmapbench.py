@@ -64,17 +64,24 @@ def env_for(policy, tmp, hgbin):
 
 
 def evict(root):
-    """Drop the files under root from the page cache (clean pages only)."""
-    for dirpath, _dirs, files in os.walk(root):
-        for name in files:
-            try:
-                fd = os.open(os.path.join(dirpath, name), os.O_RDONLY)
-            except OSError:
-                continue
-            try:
-                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-            finally:
-                os.close(fd)
+    """Drop from the page cache (clean pages only) what the workloads read
+    first: the bundles, and each repository's revlogs at the top of its
+    store and its caches (not the many small filelogs: a walk over them
+    would take longer than a run)."""
+    paths = [os.path.join(root, name) for name in os.listdir(root)]
+    for repo in ("base", "source", "target"):
+        for sub in ("store", "cache"):
+            where = os.path.join(root, repo, ".hg", sub)
+            if os.path.isdir(where):
+                paths += [os.path.join(where, name) for name in os.listdir(where)]
+    for path in paths:
+        if not os.path.isfile(path):
+            continue
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
 
 
 class Bench:
