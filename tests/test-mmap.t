@@ -26,6 +26,7 @@ each release's option), so that small repositories exercise it.
   > }
 
   $ run never --config fastio.mmap-populate=never
+  fastio: mmap: policy never (fastio.mmap-populate=never)
   fastio: mmap: never: * mappings (N bytes), 0 populated (N bytes) in T ms (glob)
   $ run always --config fastio.mmap-populate=always
   fastio: mmap: policy always (fastio.mmap-populate=always)
@@ -62,6 +63,13 @@ The mappings were made, and populated: a policy that did nothing would
 show 0 populated
 
   $ hg -R src log -p -q --debug --config fastio.mmap-populate=background 2>&1 | grep -c ' 0 populated'
+  0
+  [1]
+
+Mappings below the threshold (Mercurial maps its small branch cache
+whatever the size) are not the policy's: nothing is said of them
+
+  $ hg -R src log -r tip -q --debug --config fastio.mmap-populate-threshold=1MB 2>&1 | grep -c 'fastio: mmap'
   0
   [1]
 

@@ -16,7 +16,8 @@ populated, never whether there is one:
 ``stock``       what Mercurial does (``auto`` where no background is
                 possible)
 
-Mappings smaller than the threshold are not populated.  Jobs still running
+Mappings smaller than the threshold are not populated (under ``stock``,
+Mercurial's rule applies to them), nor counted.  Jobs still running
 when a command ends are stopped and joined (``end_command``): no thread
 outlives a command, as chg and the command server run many in a process.
 """
@@ -269,14 +270,18 @@ def map_file(orig, fp, size=None, pre_populate=True):
         length = _length(fp, size)
     except (OSError, AttributeError, ValueError):
         length = 0
+    if not pre_populate or length < policy.threshold:
+        # not the policy's (Mercurial's own small caches, or a caller
+        # asking for no population): neither counted nor said
+        if policy.name == STOCK and pre_populate:
+            return orig(fp, size)
+        return compat.map_unpopulated(orig, fp, size)
     name = policy.name
-    if name != STOCK and (not pre_populate or length < policy.threshold):
-        name = NEVER
-    if not session.announced and name != NEVER:
+    if not session.announced:
         session.announced = True
         session.debug(b"policy %s" % policy.describe())
     start = time.perf_counter_ns()
-    if name == STOCK and pre_populate:
+    if name == STOCK:
         data = orig(fp, size)
     elif name == ALWAYS:
         data = _map_now(session, orig, fp, size)
@@ -287,7 +292,7 @@ def map_file(orig, fp, size=None, pre_populate=True):
     stats = session.stats
     stats.mappings += 1
     stats.mapped_bytes += len(data)
-    if name == STOCK and pre_populate:
+    if name == STOCK:
         name = _stock_did(stats)
     if name == ALWAYS:
         stats.populated += 1
