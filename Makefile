@@ -6,11 +6,12 @@ VENV ?= .venv-hg$(HG)
 BIN = $(VENV)/bin
 STAMP = $(VENV)/.installed
 
-.PHONY: all demo test test-upstream bench bench-io stress clean
+.PHONY: all demo test test-upstream bench bench-io bench-mmap stress clean
 
 all: test
 
-$(STAMP): pyproject.toml setup.py hgext3rd/fastio/_fdclose.c hgext3rd/fastio/_streamscan.c
+$(STAMP): pyproject.toml setup.py hgext3rd/fastio/_fdclose.c \
+	  hgext3rd/fastio/_streamscan.c hgext3rd/fastio/_populate.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "mercurial==$(HG)" pytest cram
@@ -69,6 +70,19 @@ IO_DELAY_US ?= 1000
 IO_RUNS ?= 3
 bench-io: $(STAMP)
 	$(BIN)/python bench/bench_io.py --files $(IO_FILES) --delay $(IO_DELAY_US) --runs $(IO_RUNS)
+
+# mmap population policies side by side (bench/mmapbench.py): builds a
+# 1M-changeset repository in MMAP_DIR once (about 10 min; kept), then times
+# every workload under every policy, warm page cache, then cold, and shows
+# each policy's system calls (strace)
+MMAP_DIR ?= /tmp/fastio-mmap-bench
+MMAP_RUNS ?= 21
+bench-mmap: $(STAMP)
+	$(BIN)/python bench/mmaprepo.py --dir $(MMAP_DIR)
+	$(BIN)/python bench/mmapbench.py --dir $(MMAP_DIR) --runs $(MMAP_RUNS)
+	$(BIN)/python bench/mmapbench.py --dir $(MMAP_DIR) --runs $(MMAP_RUNS) --cold \
+	  --workloads log-tip,unbundle-1
+	$(BIN)/python bench/mmapbench.py --dir $(MMAP_DIR) --strace
 
 # randomized reliability runs (bench/stress.py): mutated bundles of every
 # format (COUNT each), SIGKILL trials (KILLS per path), and STOCK_KILLS

@@ -17,5 +17,11 @@ setup(
             ["hgext3rd/fastio/_streamscan.c"],
             optional=True,
         ),
+        # mmap population off the GIL (fastio.mmap-populate)
+        Extension(
+            "hgext3rd.fastio._populate",
+            ["hgext3rd/fastio/_populate.c"],
+            optional=True,
+        ),
     ],
 )

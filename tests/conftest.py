@@ -84,6 +84,9 @@ def cram_environment(tmpdir):
         "TERM": "xterm",
         "CDPATH": "",
     }
+    # "import hgext3rd.fastio" in a test is this checkout's, not the
+    # one an editable install of another checkout points to
+    env["PYTHONPATH"] = ROOT
     for passthrough in ("LD_LIBRARY_PATH", "TMPDIR"):
         if passthrough in os.environ:
             env[passthrough] = os.environ[passthrough]

@@ -14,6 +14,8 @@ repository's filesystem whose files are removed afterwards
     max-close-threads: 256 (default)
     max-pending-closes: 256 (default)
     memory-budget: 64MB (default)
+    mmap-populate: auto (default)
+    mmap-populate-threshold: 1MB (default)
     probe-max-age: 7d (default)
     read-buffer: 1MB (default)
     report: no (default)
@@ -21,6 +23,8 @@ repository's filesystem whose files are removed afterwards
     stream-writer: yes (default)
     write-buffer: 1MB (default)
   mmap policy: * (glob)
+  mmap populate: background (auto: the helper populates from a thread)
+  mmap population: nothing mapped (changelog index)
   probing: 256 files in */repo/.hg (glob)
   create latency: [0-9]+\.[0-9] us \(median\), [0-9]+\.[0-9] us \(90th percentile\) (re)
   close latency: [0-9]+\.[0-9] us \(median\), [0-9]+\.[0-9] us \(90th percentile\) (re)
@@ -85,6 +89,7 @@ zero max age leave the cache alone
 Under --debug the cached measurement is used and replaced
 
   $ hg debugfastio --files 20 --debug | grep '^fastio:'
+  fastio: mmap: helper built, stock's population: * (glob)
   fastio: close latency of this filesystem: * us (probe, *s ago) (glob)
   fastio: cached close latency * us (probe) for this filesystem (glob)
 

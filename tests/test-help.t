@@ -35,17 +35,20 @@ its default, and "hg config" knows them
   max-close-threads 256 documented
   max-pending-closes 256 documented
   memory-budget 64MB documented
+  mmap-populate auto documented
+  mmap-populate-threshold 1MB documented
   probe-max-age 7d documented
   read-buffer 1MB documented
   report no documented
   slow-close-threshold 50us documented
   stream-writer yes documented
   write-buffer 1MB documented
-  14 options in the help
+  16 options in the help
 
-  $ grep -E '^(What|Writing|Checking|Configuration)' help.txt
+  $ grep -E '^(What|Writing|Populating|Checking|Configuration)' help.txt
   What is accelerated
   Writing files
+  Populating memory mappings
   Checking a filesystem
   Configuration
 
@@ -58,6 +61,8 @@ its default, and "hg config" knows them
   fastio.max-close-threads=256
   fastio.max-pending-closes=256
   fastio.memory-budget=64MB
+  fastio.mmap-populate=auto
+  fastio.mmap-populate-threshold=1MB
   fastio.probe-max-age=7d
   fastio.read-buffer=1MB
   fastio.report=False

@@ -22,6 +22,7 @@ of the stream is in the new repository (store and cache)
   fastio: peak pending closes: * (glob)
   fastio: closing: auto: new files on threads (* CPUs) (glob)
   fastio: mmap policy: * (glob)
+  fastio: mmap populate: background (auto: the helper populates from a thread)
   fastio: elapsed: * s (glob)
   $ streamed=`sed -n 's/^\([0-9]*\) files to transfer.*/\1/p' out`
   $ written=`sed -n 's/^fastio: files written: //p' err`
@@ -59,6 +60,7 @@ copy, with their bytes
   fastio: peak pending closes: * (glob)
   fastio: closing: always
   fastio: mmap policy: * (glob)
+  fastio: mmap populate: background (auto: the helper populates from a thread)
   fastio: elapsed: * s (glob)
   $ hg -R wc files | wc -l
   24

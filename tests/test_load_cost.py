@@ -49,6 +49,9 @@ ALLOWED = {
     # wraps vfs.backgroundclosing once Mercurial's vfs is loaded (any
     # command with a repository); its checks wait for a first block
     "hgext_fastio.vfsclose",
+    # wraps util.mmapread and dispatch.runcommand (both loaded by every
+    # command); the policy is loaded at a first mapping
+    "hgext_fastio.mmapwire",
 }
 
 # loaded for an accelerated path only (the list: what the eager

@@ -6,6 +6,7 @@ versions or attributes itself.
 
 import inspect
 import io
+import mmap
 import types
 
 from mercurial import store, util
@@ -378,3 +379,70 @@ def report_unsupported(ui, part, problems):
 def store_path(repo):
     """The store's directory (the store vfs has no ``base`` before 6.9)."""
     return encoder(repo.svfs)[1].base
+
+
+# -- mmap population ---------------------------------------------------------
+
+PAGE_SIZE = mmap.PAGESIZE
+
+_HAS_POPULATE_PARAM = {}
+
+
+def mmapread_has_populate(mmapread):
+    """Whether stock's ``util.mmapread`` takes ``pre_populate``: 7.2 (the
+    parameter came after 6.7); 6.7 has none (and never populates)."""
+    key = id(mmapread)
+    if key not in _HAS_POPULATE_PARAM:
+        try:
+            params = inspect.signature(mmapread).parameters
+        except (TypeError, ValueError):
+            params = {}
+        _HAS_POPULATE_PARAM[key] = "pre_populate" in params
+    return _HAS_POPULATE_PARAM[key]
+
+
+def map_unpopulated(mmapread, fp, size):
+    """Stock's mapping of ``fp``, not populated: ``pre_populate=False`` on
+    7.2; 6.7 does not populate."""
+    if mmapread_has_populate(mmapread):
+        return mmapread(fp, size, pre_populate=False)
+    return mmapread(fp, size)
+
+
+def stock_background_helper():
+    """``osutil.background_mmap_populate`` (7.2, when Mercurial was built
+    with headers defining ``MADV_POPULATE_READ``), or None (6.7, and the
+    7.2.4 wheel from PyPI)."""
+    from mercurial import policy
+
+    return getattr(policy.importmod("osutil"), "background_mmap_populate", None)
+
+
+def stock_populates_synchronously():
+    """Whether stock's ``mmapread(..., pre_populate=True)`` maps with
+    ``MAP_POPULATE`` (7.2 on POSIX without the background helper)."""
+    from mercurial import pycompat, util
+
+    orig = getattr(util.mmapread, "_origfunc", util.mmapread)
+    return (
+        mmapread_has_populate(orig)
+        and not pycompat.iswindows
+        and hasattr(mmap, "MAP_POPULATE")
+        and stock_background_helper() is None
+    )
+
+
+def stock_population():
+    """What stock does with a mapping, in words (``auto`` without helper)."""
+    from mercurial import pycompat, util
+
+    orig = getattr(util.mmapread, "_origfunc", util.mmapread)
+    if not mmapread_has_populate(orig):
+        return b"none: Mercurial %s does not populate" % util.version()
+    if pycompat.iswindows:
+        return b"none on Windows"
+    if stock_background_helper() is not None:
+        return b"osutil.background_mmap_populate"
+    if hasattr(mmap, "MAP_POPULATE"):
+        return b"MAP_POPULATE"
+    return b"none"

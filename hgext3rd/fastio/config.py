@@ -27,6 +27,12 @@ eh.configitem(SECTION, b"close-timeout", default=b"5s")
 eh.configitem(SECTION, b"memory-budget", default=b"64MB")
 eh.configitem(SECTION, b"read-buffer", default=b"1MB")
 eh.configitem(SECTION, b"write-buffer", default=b"1MB")
+eh.configitem(SECTION, b"mmap-populate", default=b"auto")
+eh.configitem(SECTION, b"mmap-populate-threshold", default=b"1MB")
+# tests: the helper forced off (pure) or to start with a fallback method
+eh.configitem(b"devel", b"fastio.mmap-helper", default=b"auto")
+# the bench: the population thread's priority (added to its nice value)
+eh.configitem(b"devel", b"fastio.mmap-thread-nice", default=10)
 
 # the file writer's modes (filewriter.MODE_*: spelled out here so that
 # reading the configuration does not load the writer)
@@ -176,3 +182,23 @@ class Settings:
 
 def settings(ui):
     return Settings(ui)
+
+
+def mmap_policy(ui):
+    """The mmap population policy ``ui`` asks for (see ``mmappolicy``)."""
+    from . import mmappolicy
+
+    requested = ui.config(SECTION, b"mmap-populate").strip().lower()
+    if requested not in mmappolicy.POLICIES:
+        raise error.ConfigError(
+            _(b"fastio.mmap-populate must be auto, always, never or background, not %s")
+            % requested
+        )
+    helper = ui.config(b"devel", b"fastio.mmap-helper").strip().lower()
+    policy = mmappolicy.Policy(
+        requested,
+        ui.configbytes(SECTION, b"mmap-populate-threshold"),
+        mmappolicy.HELPER_CHOICES.get(helper, 0),
+    )
+    policy.thread_nice = ui.configint(b"devel", b"fastio.mmap-thread-nice")
+    return policy

@@ -3,7 +3,17 @@
 from mercurial.i18n import _
 from mercurial import exthelper, pycompat, util
 
-from . import autotune, config, filewriter, metadata, probe, report
+from . import (
+    autotune,
+    compat,
+    config,
+    filewriter,
+    metadata,
+    mmappolicy,
+    mmapwire,
+    probe,
+    report,
+)
 
 eh = exthelper.exthelper()
 
@@ -46,6 +56,26 @@ def _auto_choice(settings, median_ns):
     ) % (threads, median_ns // 1000, threshold // 1000)
 
 
+def _mmap_population(ui, repo):
+    """The population policy, and what it does with the changelog index
+    (mapped when Mercurial maps it: loaded here, population waited for)."""
+    session = mmapwire.session()
+    ui.write(_(b"mmap populate: %s\n") % session.policy.describe())
+    ui.debug(
+        b"fastio: mmap: helper %s, stock's population: %s\n"
+        % (
+            b"built" if mmappolicy.helper() is not None else b"not built",
+            compat.stock_population(),
+        )
+    )
+    repo.unfiltered().changelog.index
+    session.wait_all()
+    if not session.stats.mappings:
+        ui.write(_(b"mmap population: nothing mapped (changelog index)\n"))
+        return
+    ui.write(_(b"mmap population: %s\n") % mmappolicy.summary(session))
+
+
 @eh.command(
     b"debugfastio",
     [
@@ -72,6 +102,7 @@ def debugfastio(ui, repo, **opts):
         ui.write(line)
     policy = report.mmap_policy(repo.svfs)
     ui.write(_(b"mmap policy: %s\n") % (policy or b"none"))
+    _mmap_population(ui, repo)
 
     count = max(1, int(opts.get("files") or PROBE_FILES))
     where = repo.vfs.base

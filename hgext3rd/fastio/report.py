@@ -6,7 +6,7 @@ Mercurial's output are not affected.
 
 from mercurial import configitems, util
 
-from . import filewriter, storewriter
+from . import filewriter, mmappolicy, mmapwire, storewriter
 
 
 class OperationStats:
@@ -16,11 +16,12 @@ class OperationStats:
         self.filewriter = filewriter.FileWriterStats()
         self.elapsed = None
         self.mmap_policy = mmap_policy(svfs)
+        self.mmap_session = mmapwire.session()
 
 
 def mmap_policy(svfs):
-    """Mercurial's own mmap of revlog indexes in a store, as it is in
-    effect: the extension has no mmap policy of its own.  Reads the
+    """Which revlog indexes Mercurial maps in a store (the extension's
+    policy decides only how mappings are populated).  Reads the
     option under its name in each release (``storage.revlog.mmap.index``
     from 7.0, ``experimental.mmapindexthreshold`` before)."""
     options = getattr(svfs, "options", None)
@@ -61,8 +62,24 @@ def lines(stats):
         out.append(b"fastio: median close: %d us" % (c.median_close_ns // 1000))
     if stats.mmap_policy is not None:
         out.append(b"fastio: mmap policy: %s" % stats.mmap_policy)
+    out.extend(mmap_population_lines(stats.mmap_session))
     if stats.elapsed is not None:
         out.append(b"fastio: elapsed: %.3f s" % stats.elapsed)
+    return out
+
+
+def mmap_population_lines(session):
+    """The population policy of the command so far, and what it did (jobs
+    still running are counted once they end, in the --debug summary)."""
+    if session is None:
+        return []
+    running = session.running()
+    out = [b"fastio: mmap populate: %s" % session.policy.describe()]
+    if session.stats.mappings:
+        line = b"fastio: mmap population: %s" % mmappolicy.summary(session)
+        if running:
+            line += b", %d still populating" % running
+        out.append(line)
     return out
 
 
