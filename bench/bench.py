@@ -487,6 +487,9 @@ def main(argv=None):
         print("warning: no /dev/shm, running in %s (not tmpfs)" % args.workdir)
     os.makedirs(args.workdir, exist_ok=True)
     env = base_env()
+    # the extension as installed: byte-compiled (PYTHONDONTWRITEBYTECODE in
+    # the environment would make every hg run compile what changed)
+    run([sys.executable, "-m", "compileall", "-q", EXT], env, stdout=subprocess.DEVNULL)
     shim = build_shim(args.workdir)
     version = subprocess.run(
         [HG, "version", "-q"], env=env, capture_output=True, text=True
