@@ -262,21 +262,12 @@ Configuration
   Only read in ``auto`` mode. Default: ``7d``.
 """
 
+import importlib
+
 from mercurial import exthelper
 from mercurial.utils import stringutil
 
-from . import (
-    afterload,
-    bundleio,
-    changegroup,
-    config,
-    debugcommands,
-    metadata,
-    mmapwire,
-    recovery,
-    streamclone,
-    vfsclose,
-)
+from . import afterload, config, debugcommands, metadata
 
 __version__ = metadata.__version__
 testedwith = metadata.testedwith
@@ -293,26 +284,32 @@ for _module in (config, debugcommands):
 # them nor the extension's (see afterload).
 _WIRING = (
     # vfs.backgroundclosing (checkouts, stock's stream writer)
-    ("mercurial.vfs", lambda: vfsclose.wire),
+    ("mercurial.vfs", "hooks", "wire_vfs"),
     # hg recover also removes the directories an apply made
-    ("mercurial.transaction", lambda: recovery.wire),
+    ("mercurial.transaction", "recovery", "wire"),
     # streamclone.consumev1/v2/v3
-    ("mercurial.streamclone", lambda: streamclone.wire),
+    ("mercurial.streamclone", "streamclone", "wire"),
     # every changegroup apply
-    ("mercurial.changegroup", lambda: changegroup.wire),
+    ("mercurial.changegroup", "changegroup", "wire"),
     # util.mmapread and each command's population session
-    ("mercurial.util", lambda: mmapwire.wire),
+    ("mercurial.util", "hooks", "wire_util"),
     # bundle files: read (exchange.readbundle, packed1 bundles), written
     # (changegroup.writechunks)
-    ("mercurial.exchange", lambda: bundleio.wire_exchange),
-    ("mercurial.streamclone", lambda: bundleio.wire_streamclone),
-    ("mercurial.changegroup", lambda: bundleio.wire_changegroup),
+    ("mercurial.exchange", "bundleio", "wire_exchange"),
+    ("mercurial.streamclone", "bundleio", "wire_streamclone"),
+    ("mercurial.changegroup", "bundleio", "wire_changegroup"),
 )
+
+
+def _wiring(part, function):
+    # the part's module is found and run only now (a spec lookup each: not
+    # at the extension's import)
+    return getattr(importlib.import_module("." + part, __name__), function)
 
 
 @eh.extsetup
 def _wire(ui):
-    for module, wiring in _WIRING:
+    for module, part, function in _WIRING:
 
         def failed(exc, module=module):
             # that part keeps stock behaviour
@@ -321,7 +318,9 @@ def _wire(ui):
                 % (module.encode(), stringutil.forcebytestr(exc))
             )
 
-        afterload.when_loaded(module, lambda loaded, w=wiring: w()(ui), failed)
+        afterload.when_loaded(
+            module, lambda loaded, p=part, f=function: _wiring(p, f)(ui), failed
+        )
 
 
 @eh.reposetup

@@ -69,14 +69,12 @@ class FileCloserForBlock:
 # serving stock's backgroundclosing (see compat.closing_internals), checked
 # at first use so that a command writing no file pays nothing
 _problems = None
-# stock's backgroundclosing, as it was before the wrapping
-_stock = None
 
 
-def _served(ui):
+def _served(ui, wrapped):
     global _problems
     if _problems is None:
-        _problems = compat.closing_internals(_stock)
+        _problems = compat.closing_internals(wrapped)
         if _problems:
             compat.report_unsupported(ui, b"file closes", _problems)
         else:
@@ -86,7 +84,8 @@ def _served(ui):
 
 @contextlib.contextmanager
 def backgroundclosing(orig, self, ui, *args, **kwargs):
-    if not _served(ui):
+    """``vfs.backgroundclosing``, as ``hooks`` wraps it."""
+    if not _served(ui, orig):
         with orig(self, ui, *args, **kwargs) as closer:
             yield closer
         return
@@ -99,16 +98,3 @@ def backgroundclosing(orig, self, ui, *args, **kwargs):
     with contextlib.ExitStack() as stack:
         stack.push(block)
         yield closer
-
-
-def wire(ui):
-    """Serve ``backgroundclosing`` (from its first block on)."""
-    from mercurial import extensions
-
-    global _stock
-    _stock = getattr(vfsmod.abstractvfs, "backgroundclosing", None)
-    if _stock is None:
-        problems = ["abstractvfs.backgroundclosing is missing"]
-        compat.report_unsupported(ui, b"file closes", problems)
-        return
-    extensions.wrapfunction(vfsmod.abstractvfs, "backgroundclosing", backgroundclosing)

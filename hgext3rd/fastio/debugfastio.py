@@ -1,0 +1,119 @@
+"""What ``hg debugfastio`` does: the effective settings, the mmap
+population policy at work, and a create/close latency probe (declared in
+``debugcommands``, loaded only when the command runs)."""
+
+from mercurial.i18n import _
+from mercurial import pycompat, util
+
+from . import (
+    autotune,
+    compat,
+    config,
+    debugcommands,
+    filewriter,
+    metadata,
+    mmappolicy,
+    mmapwire,
+    probe,
+    report,
+)
+
+
+def _settings_lines(ui):
+    """``name: value`` of every registered option, with ``(default)`` when
+    not set by the user."""
+    out = []
+    for name, item in sorted(config.eh.configtable[config.SECTION].items()):
+        value = ui.config(config.SECTION, name)
+        if value is None:
+            value = item.default
+        if isinstance(value, bool):
+            value = b"yes" if value else b"no"
+        value = pycompat.bytestr(value)
+        source = ui.configsource(config.SECTION, name)
+        suffix = b" (default)" if not source else b""
+        out.append(b"  %s: %s%s\n" % (name, value, suffix))
+    return out
+
+
+def _auto_choice(settings, median_ns):
+    """What auto mode does with a filesystem whose creates or closes (the
+    slower) take ``median_ns``: the words, as the file writer would do it."""
+    threshold = settings.threshold_ns
+    if median_ns < threshold:
+        return _(b"close inline (median %d us < threshold %d us)") % (
+            median_ns // 1000,
+            threshold // 1000,
+        )
+    threads = settings.close_threads or filewriter.threads_for_latency(
+        median_ns, filewriter.ASSUMED_PRODUCE_NS, settings.max_close_threads
+    )
+    return _(
+        b"close in background, starting with %d threads "
+        b"(median %d us >= threshold %d us)"
+    ) % (threads, median_ns // 1000, threshold // 1000)
+
+
+def _mmap_population(ui, repo):
+    """The population policy, and what it does with the changelog index
+    (mapped when Mercurial maps it: loaded here, population waited for)."""
+    session = mmapwire.session()
+    ui.write(_(b"mmap populate: %s\n") % session.policy.describe())
+    ui.debug(
+        b"fastio: mmap: helper %s, stock's population: %s\n"
+        % (
+            b"built" if mmappolicy.helper() is not None else b"not built",
+            compat.stock_population(),
+        )
+    )
+    repo.unfiltered().changelog.index
+    session.wait_all()
+    if not session.stats.mappings:
+        ui.write(_(b"mmap population: nothing mapped (changelog index)\n"))
+        return
+    ui.write(_(b"mmap population: %s\n") % mmappolicy.summary(session))
+
+
+def run(ui, repo, **opts):
+    settings = config.settings(ui)
+    ui.write(_(b"fastio %s\n") % pycompat.bytestr(metadata.__version__))
+    ui.write(_(b"settings:\n"))
+    for line in _settings_lines(ui):
+        ui.write(line)
+    policy = report.mmap_policy(repo.svfs)
+    ui.write(_(b"mmap policy: %s\n") % (policy or b"none"))
+    _mmap_population(ui, repo)
+
+    count = max(1, int(opts.get("files") or debugcommands.PROBE_FILES))
+    where = repo.vfs.base
+    ui.status(_(b"probing: %d files in %s\n") % (count, where))
+    result = probe.measure(where, count)
+    ui.write(
+        _(b"create latency: %.1f us (median), %.1f us (90th percentile)\n")
+        % (result.create_median_ns / 1000.0, result.create_p90_ns / 1000.0)
+    )
+    ui.write(
+        _(b"close latency: %.1f us (median), %.1f us (90th percentile)\n")
+        % (result.median_ns / 1000.0, result.p90_ns / 1000.0)
+    )
+    ui.write(_(b"probe time: %.3f s\n") % (result.elapsed_ns / 1e9))
+    ui.write(
+        _(b"auto mode would: %s\n") % _auto_choice(settings, result.slower_median_ns)
+    )
+    if settings.close_mode != filewriter.MODE_AUTO:
+        ui.write(_(b"in effect: %s (fastio.background-close)\n") % settings.close_mode)
+    if opts.get("no_cache"):
+        return 0
+    if not settings.probe_max_age_s:
+        ui.write(_(b"cache: disabled (fastio.probe-max-age=0)\n"))
+        return 0
+    tuning = autotune.Tuning(ui, repo.cachevfs, where, settings.probe_max_age_s)
+    slower = max(result.p90_ns, result.create_p90_ns)
+    if tuning.remember(result.slower_median_ns, slower, b"probe"):
+        ui.write(
+            _(b"cached for auto mode in %s\n")
+            % util.pconvert(repo.cachevfs.join(autotune.CACHE_NAME))
+        )
+    else:
+        ui.write(_(b"cache: not written\n"))
+    return 0
