@@ -18,7 +18,8 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXT = os.path.join(ROOT, "hgext3rd", "fastio")
 
-LOADED = r"""
+# runs the command given on its command line as hg does
+RUN = r"""
 import importlib.util, sys
 from mercurial import demandimport
 demandimport.enable()
@@ -28,6 +29,9 @@ try:
 except ImportError:
     request = dispatch.request
 code = dispatch.dispatch(request([a.encode() for a in sys.argv[1:]]))
+"""
+
+LOADED = RUN + r"""
 lazy = getattr(importlib.util, "_LazyModule", ())
 loaded = sorted(
     n for n, m in list(sys.modules.items())
@@ -114,16 +118,8 @@ def test_modes_spelled_out_in_config_are_the_writers():
     assert set(config._MODES.values()) == writer_modes
 
 
-INSTALLED = r"""
-import sys, types
-from mercurial import demandimport
-demandimport.enable()
-from mercurial import dispatch
-try:
-    from mercurial.main_script import request  # where 7.2 has it
-except ImportError:
-    request = dispatch.request
-code = dispatch.dispatch(request([a.encode() for a in sys.argv[1:]]))
+INSTALLED = RUN + r"""
+import types
 from mercurial import util, vfs
 for name, fn in (
     ("util.mmapread", util.mmapread),
