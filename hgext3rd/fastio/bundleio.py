@@ -24,8 +24,9 @@ import os
 import stat
 
 from mercurial import changegroup, exchange, extensions, streamclone
+from mercurial.utils import stringutil
 
-from . import config
+from . import afterload, config
 
 
 class Counts:
@@ -192,6 +193,15 @@ def _report_at_exit(ui, settings):
 
 def wire_exchange(ui):
     extensions.wrapfunction(exchange, "readbundle", _readbundle)
+    # pull and incoming from a bundle read its uncompressed copy back: wired
+    # when bundlerepo loads (hg unbundle never loads it)
+    afterload.when_loaded(
+        "mercurial.bundlerepo",
+        _wire_bundlerepo,
+        lambda exc: ui.debug(
+            b"fastio: bundle copies read as stock: %s\n" % stringutil.forcebytestr(exc)
+        ),
+    )
 
 
 def wire_streamclone(ui):
@@ -205,7 +215,6 @@ def wire_changegroup(ui):
 def _readbundle(orig, ui, fh, fname, *args, **kwargs):
     settings = config.settings(ui)
     if settings.read_buffer:
-        _wire_bundlerepo()
         _report_at_exit(ui, settings)
         fh = _bundle_reader(fh, settings.read_buffer)
     return orig(ui, fh, fname, *args, **kwargs)
@@ -220,18 +229,7 @@ def _applybundlev1(orig, repo, fp, *args, **kwargs):
     return orig(repo, fp, *args, **kwargs)
 
 
-_bundlerepo_wired = []
-
-
-def _wire_bundlerepo():
-    """Wrap ``bundlerepository._writetempbundle`` once, when a bundle is
-    first read (a bundle repository reads its bundle before it writes a
-    temporary one): not at load time, where ``bundlerepo`` is not needed."""
-    if _bundlerepo_wired:
-        return
-    _bundlerepo_wired.append(True)
-    from mercurial import bundlerepo
-
+def _wire_bundlerepo(bundlerepo):
     extensions.wrapfunction(
         bundlerepo.bundlerepository, "_writetempbundle", _writetempbundle
     )

@@ -6,17 +6,24 @@ Mercurial's output are not affected.
 
 from mercurial import configitems, util
 
-from . import filewriter, mmappolicy, mmapwire, storewriter
+from . import filewriter, mmappolicy
+
+
+class WriterStats:
+    """Files and bytes an operation wrote."""
+
+    def __init__(self):
+        self.files = 0
+        self.bytes = 0
 
 
 class OperationStats:
     def __init__(self, operation, svfs=None):
         self.operation = operation
-        self.writer = storewriter.WriterStats()
+        self.writer = WriterStats()
         self.filewriter = filewriter.FileWriterStats()
         self.elapsed = None
-        self.mmap_policy = mmap_policy(svfs)
-        self.mmap_session = mmapwire.session()
+        self.svfs = svfs
 
 
 def mmap_policy(svfs):
@@ -60,9 +67,13 @@ def lines(stats):
         out.append(b"fastio: closing: %s" % c.decision)
     if c.median_close_ns is not None:
         out.append(b"fastio: median close: %d us" % (c.median_close_ns // 1000))
-    if stats.mmap_policy is not None:
-        out.append(b"fastio: mmap policy: %s" % stats.mmap_policy)
-    out.extend(mmap_population_lines(stats.mmap_session))
+    policy = mmap_policy(stats.svfs)
+    if policy is not None:
+        out.append(b"fastio: mmap policy: %s" % policy)
+    # the policy is read when the report is asked for, not by every apply
+    from . import mmapwire
+
+    out.extend(mmap_population_lines(mmapwire.session()))
     if stats.elapsed is not None:
         out.append(b"fastio: elapsed: %.3f s" % stats.elapsed)
     return out

@@ -24,7 +24,7 @@ import re
 from mercurial.i18n import _
 from mercurial import error, pycompat, util
 
-from . import compat, newpaths, signals
+from . import compat, newpaths, report, signals
 
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_NOINHERIT = getattr(os, "O_NOINHERIT", 0) or getattr(os, "O_CLOEXEC", 0)
@@ -79,12 +79,6 @@ def write_error(name, exc):
     return error.Abort(_(b"error writing %s: %s") % (stringify(name), reason))
 
 
-class WriterStats:
-    def __init__(self):
-        self.files = 0
-        self.bytes = 0
-
-
 class _Target:
     """One destination vfs of a stream (the store, or the cache)."""
 
@@ -137,7 +131,7 @@ class StoreWriter:
         """``targets`` maps a stream source id to ``(vfs, is_store)``."""
         self._tr = tr
         self._file_writer = file_writer
-        self.stats = stats if stats is not None else WriterStats()
+        self.stats = stats if stats is not None else report.WriterStats()
         self._fileindex = compat.fileindex(repo)
         self._targets = {
             src: _Target(vfs, is_store, repo.vfs)

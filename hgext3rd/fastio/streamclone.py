@@ -19,7 +19,7 @@ from mercurial import (
     util,
 )
 
-from . import buffers, compat, config, prescan, report, storewriter
+from . import buffers, compat, config, prefetch, prescan, report, storewriter
 
 _SRC_STORE = b"s"
 _SRC_CACHE = b"c"
@@ -110,16 +110,16 @@ class _Application:
 
 
 def _open_source(repo, fp, settings):
-    """``(prefetch, buffer)``: the buffer to parse the stream from, and the
+    """``(ahead, buffer)``: the buffer to parse the stream from, and the
     prefetching reader under it when a threaded consumer is asked for (or
     None).  Under ``--debug`` nothing is read ahead, so that Mercurial's own
     debug lines about the stream come where stock's come."""
     if repo.ui.debugflag:
         return None, buffers.StreamBuffer(fp, settings.buffer_size, exact=True)
-    prefetch = None
+    ahead = None
     if compat.parallel_stream_processing(repo.ui):
-        prefetch = buffers.PrefetchReader(fp, block=settings.buffer_size)
-    return prefetch, buffers.StreamBuffer(prefetch or fp, settings.buffer_size)
+        ahead = prefetch.PrefetchReader(fp, block=settings.buffer_size)
+    return ahead, buffers.StreamBuffer(ahead or fp, settings.buffer_size)
 
 
 def _check_end(buf):
@@ -182,7 +182,7 @@ def consume_v2(orig, repo, fp, filecount, filesize):
     prescan.check_v2(fp, filecount)
     with repo.lock():
         app = _Application.for_files(repo, filecount, filesize)
-        prefetch, buf = _open_source(repo, fp, settings)
+        ahead, buf = _open_source(repo, fp, settings)
         debug = repo.ui.debugflag
         byte_count = 0
         try:
@@ -191,8 +191,8 @@ def consume_v2(orig, repo, fp, filecount, filesize):
                 if not buf.exact:
                     _check_end(buf)
         finally:
-            if prefetch is not None:
-                prefetch.close()
+            if ahead is not None:
+                ahead.close()
         late = buf.exact
         if late and compat.v2_end_read_before_report():
             _check_end(buf)
@@ -209,7 +209,7 @@ def consume_v3(orig, repo, fp):
         return orig(repo, fp)
     prescan.check_v3(fp)
     with repo.lock():
-        prefetch, buf = _open_source(repo, fp, settings)
+        ahead, buf = _open_source(repo, fp, settings)
         try:
             entrycount = buf.read_uvarint()
             repo.ui.status(_(b"%d entries to transfer\n") % entrycount)
@@ -242,8 +242,8 @@ def consume_v3(orig, repo, fp):
                 if not buf.exact:
                     _check_end(buf)
         finally:
-            if prefetch is not None:
-                prefetch.close()
+            if ahead is not None:
+                ahead.close()
         app.done(file_count, byte_count)
         if buf.exact:
             _check_end(buf)

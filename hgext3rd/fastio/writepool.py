@@ -13,8 +13,19 @@ Its failures come back as ``(name, errno, step)``.
 
 import os
 
+from mercurial import demandimport
+
 from .signals import hold
-from .writestrategy import STEP_CLOSE, Background, _fdclose, close_now, step_error
+from .writestrategy import STEP_CLOSE, Background, close_now, step_error
+
+# loaded with the background strategies, not by every writer (an inline
+# writer never needs it)
+with demandimport.deactivated():
+    try:
+        from . import _fdclose
+    except ImportError:
+        # (not built: no compiler there) os.close and Python threads
+        _fdclose = None
 
 # threads of its own that close descriptors without ever taking the GIL
 # (POSIX builds of _fdclose.c); descriptors go there when it exists, file

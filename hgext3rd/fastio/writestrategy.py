@@ -24,14 +24,7 @@ import os
 import threading
 
 from mercurial.i18n import _
-from mercurial import demandimport, error, pycompat
-
-with demandimport.deactivated():
-    try:
-        from . import _fdclose
-    except ImportError:
-        # (not built: no compiler there) os.close and Python threads
-        _fdclose = None
+from mercurial import error, pycompat
 
 _os_close = os.close
 _O_BINARY = getattr(os, "O_BINARY", 0)

@@ -19,13 +19,13 @@ import threading
 import time
 
 from . import writeinline
+from .writepool import _fdclose
 from .writestrategy import (
     NEW_FLAGS,
     STEP_CLOSE,
     STEP_CREATE,
     STEP_WRITE,
     Background,
-    _fdclose,
     close_handle,
     close_now,
     step_error,
