@@ -274,6 +274,7 @@ from . import (
     metadata,
     mmapwire,
     recovery,
+    serving,
     streamclone,
     vfsclose,
 )
@@ -307,6 +308,11 @@ _WIRING = (
     ("mercurial.exchange", lambda: bundleio.wire_exchange),
     ("mercurial.streamclone", lambda: bundleio.wire_streamclone),
     ("mercurial.changegroup", lambda: bundleio.wire_changegroup),
+    # store files and revlogs read while a stream (streamclone._emit2,
+    # _emit3, generatev1) or a changegroup (changegroup.deltagroup) is
+    # generated: servers, local clones, hg bundle
+    ("mercurial.streamclone", lambda: serving.wire_streamclone),
+    ("mercurial.changegroup", lambda: serving.wire_changegroup),
 )
 
 

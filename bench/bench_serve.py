@@ -1,0 +1,319 @@
+#!/usr/bin/env python3
+"""The serving side of clones: what a server reads, and a load run
+(``make bench-serve``).
+
+``--strace``: for each protocol (``hg serve`` over http, ``hg serve
+--stdio`` over ssh) and each kind of clone (stream, pull), runs the server
+under ``strace -f -y``, stock and with the extension, clones from it with a
+stock client, and counts the read calls on the served store's files: all
+of them, and those on files of 128 KiB or more (the revlogs whose reads can
+be large; a smaller file is read in one call either way).  Every clone is
+verified and its store compared with the stock server's clone.
+
+``--load``: CLIENTS clients clone at once from one ``hg serve`` with the
+extension (stream clones, then pull clones; the clients have it too).
+Every clone must complete, verify and be identical to a stock clone; the
+server's peak resident memory and open descriptors are sampled from /proc
+while they run.
+
+usage: bench_serve.py [--strace] [--load] [--clients N] [--workdir DIR]
+                      [--files N] [--commits N]
+"""
+
+import argparse
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+EXT = os.path.join(ROOT, "hgext3rd", "fastio")
+HG = os.path.join(os.path.dirname(sys.executable), "hg")
+STORECOMPARE = os.path.join(ROOT, "tests", "storecompare.py")
+
+READ_CALLS = ("read", "pread64", "readv", "preadv")
+LARGE = 128 * 1024
+_STRACE = re.compile(
+    r"(?:\[pid\s+\d+\]\s+|\d+\s+)?(\w+)\((\d+)<([^>]*)>.*\)\s+=\s+(\d+)"
+)
+
+
+def env_base():
+    env = dict(os.environ)
+    env.update(HGRCPATH="", HGPLAIN="1", HGUSER="bench", LANG="C")
+    env.pop("LD_PRELOAD", None)
+    return env
+
+
+def ext_args(on):
+    return ["--config", "extensions.fastio=%s" % EXT] if on else []
+
+
+def clone_args(kind):
+    if kind == "stream":
+        return ["--stream"]
+    return ["--config", "ui.clonebundles=false"]
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_port(port, proc):
+    for __ in range(300):
+        if proc.poll() is not None:
+            sys.exit("hg serve exited (%s)" % proc.returncode)
+        try:
+            socket.create_connection(("127.0.0.1", port), 1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    sys.exit("hg serve did not start on port %d" % port)
+
+
+class Server:
+    """``hg serve`` of ``repo`` on a free port, optionally under a command
+    prefix (strace)."""
+
+    def __init__(self, repo, fastio, env, workdir, prefix=()):
+        self.port = free_port()
+        self.pidfile = os.path.join(workdir, "serve-%d.pid" % self.port)
+        self.proc = subprocess.Popen(
+            list(prefix)
+            + [HG, "-R", repo, "serve", "-a", "127.0.0.1", "-p", str(self.port)]
+            + ["--pid-file", self.pidfile]
+            + ext_args(fastio),
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_port(self.port, self.proc)
+        with open(self.pidfile) as f:
+            self.pid = int(f.read())
+        self.url = "http://127.0.0.1:%d/" % self.port
+
+    def stop(self):
+        try:
+            os.kill(self.pid, 15)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+
+
+def ssh_wrapper(workdir):
+    """A stand-in for ssh running the remote command locally, under strace
+    writing to $TRACE."""
+    path = os.path.join(workdir, "ssh-strace")
+    with open(path, "w") as f:
+        f.write(
+            "#!/bin/sh\n"
+            "# usage: ssh-strace HOST COMMAND (the server's configuration\n"
+            "# in $SERVER_HGRCPATH)\n"
+            'export HGRCPATH="$SERVER_HGRCPATH"\n'
+            'exec strace -f -y -qq -e trace=%s -o "$TRACE" sh -c "$2"\n'
+            % ",".join(READ_CALLS)
+        )
+    os.chmod(path, 0o755)
+    return path
+
+
+def count(trace, store):
+    """(calls, mean) of reads on the store's files, all and on files of
+    LARGE bytes or more."""
+    store = os.path.join(store, "")
+    sizes = {}
+    stats = {"all": [0, 0], "large": [0, 0]}
+    with open(trace) as f:
+        for line in f:
+            m = _STRACE.match(line)
+            if not m or m.group(1) not in READ_CALLS:
+                continue
+            path = m.group(3)
+            if not path.startswith(store):
+                continue
+            n = int(m.group(4))
+            if not n:
+                continue
+            if path not in sizes:
+                try:
+                    sizes[path] = os.path.getsize(path)
+                except OSError:
+                    sizes[path] = 0
+            keys = ("all", "large") if sizes[path] >= LARGE else ("all",)
+            for key in keys:
+                stats[key][0] += 1
+                stats[key][1] += n
+    return {k: (c, b // c if c else 0) for k, (c, b) in stats.items()}
+
+
+def clone(source, dest, kind, fastio, env, extra=()):
+    shutil.rmtree(dest, ignore_errors=True)
+    subprocess.run(
+        [HG, "clone", "-q", "-U"]
+        + clone_args(kind)
+        + ext_args(fastio)
+        + list(extra)
+        + [source, dest],
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def check_clone(dest, reference, env):
+    """None when ``dest`` verifies and its store is ``reference``'s, else
+    what is wrong."""
+    v = subprocess.run([HG, "-R", dest, "verify", "-q"], env=env, capture_output=True)
+    if v.returncode:
+        return "verify failed: %s" % (v.stdout + v.stderr).decode(errors="replace")
+    c = subprocess.run(
+        [sys.executable, STORECOMPARE, "--content-only", reference, dest],
+        env=env,
+        capture_output=True,
+    )
+    if c.returncode:
+        return c.stdout.decode(errors="replace")
+    return None
+
+
+def prepare(opts, env):
+    repo = os.path.join(opts.workdir, "served")
+    if not os.path.exists(os.path.join(repo, ".hg")):
+        subprocess.run(
+            [sys.executable, os.path.join(HERE, "makehistory.py"), repo]
+            + ["--files", str(opts.files), "--commits", str(opts.commits)]
+            + ["--changes", str(opts.changes)],
+            env=env,
+            check=True,
+        )
+    references = {}
+    for kind in ("stream", "pull"):
+        ref = os.path.join(opts.workdir, "reference-%s" % kind)
+        if not os.path.exists(os.path.join(ref, ".hg")):
+            server = Server(repo, False, env, opts.workdir)
+            try:
+                clone(server.url, ref, kind, False, env)
+            finally:
+                server.stop()
+        references[kind] = ref
+    return repo, references
+
+
+def fmt(c):
+    return "%d / %dK" % (c[0], c[1] // 1024)
+
+
+def server_hgrc(workdir, fastio):
+    """An hgrc for a server started over ssh (its command line is
+    Mercurial's): the extension on or not."""
+    path = os.path.join(workdir, "server-%s.hgrc" % ("fastio" if fastio else "stock"))
+    with open(path, "w") as f:
+        if fastio:
+            f.write("[extensions]\nfastio = %s\n" % EXT)
+    return path
+
+
+def run_strace(opts, env, repo, references):
+    store = os.path.join(repo, ".hg", "store")
+    wrapper = ssh_wrapper(opts.workdir)
+    strace = ["strace", "-f", "-y", "-qq", "-e", "trace=" + ",".join(READ_CALLS)]
+    head = "%-12s %14s %14s %16s %16s %5s" % (
+        "server",
+        "stock all",
+        "fastio all",
+        "stock >=128K",
+        "fastio >=128K",
+        "same",
+    )
+    print(
+        "read calls / mean size on the served store's files (all; files of "
+        "128 KiB or more)"
+    )
+    print(head)
+    print("-" * len(head))
+    for proto in ("http", "ssh"):
+        for kind in ("stream", "pull"):
+            counts, same = {}, True
+            for fastio in (False, True):
+                dest = os.path.join(opts.workdir, "clone")
+                trace = os.path.join(
+                    opts.workdir,
+                    "trace-%s-%s-%s" % (proto, kind, "fastio" if fastio else "stock"),
+                )
+                if proto == "http":
+                    server = Server(
+                        repo, fastio, env, opts.workdir, strace + ["-o", trace]
+                    )
+                    try:
+                        clone(server.url, dest, kind, False, env)
+                    finally:
+                        server.stop()
+                else:
+                    clone(
+                        "ssh://user@dummy/" + repo,
+                        dest,
+                        kind,
+                        False,
+                        dict(
+                            env,
+                            TRACE=trace,
+                            SERVER_HGRCPATH=server_hgrc(opts.workdir, fastio),
+                        ),
+                        [
+                            "--config",
+                            "ui.ssh=" + wrapper,
+                            "--config",
+                            "ui.remotecmd=" + HG,
+                        ],
+                    )
+                counts[fastio] = count(trace, store)
+                problem = check_clone(dest, references[kind], env)
+                if problem:
+                    print(problem)
+                    same = False
+            print(
+                "%-12s %14s %14s %16s %16s %5s"
+                % (
+                    "%s %s" % (proto, kind),
+                    fmt(counts[False]["all"]),
+                    fmt(counts[True]["all"]),
+                    fmt(counts[False]["large"]),
+                    fmt(counts[True]["large"]),
+                    "yes" if same else "NO",
+                ),
+                flush=True,
+            )
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--strace", action="store_true")
+    ap.add_argument("--load", action="store_true")
+    ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--files", type=int, default=2000)
+    ap.add_argument("--commits", type=int, default=3000)
+    ap.add_argument("--changes", type=int, default=30)
+    ap.add_argument("--workdir", default="/tmp/hg-fastio-bench-serve")
+    opts = ap.parse_args(argv)
+    if not (opts.strace or opts.load):
+        opts.strace = opts.load = True
+    if opts.strace and shutil.which("strace") is None:
+        sys.exit("strace is needed (apt-get install strace)")
+    os.makedirs(opts.workdir, exist_ok=True)
+    env = env_base()
+    repo, references = prepare(opts, env)
+    if opts.strace:
+        run_strace(opts, env, repo, references)
+
+
+if __name__ == "__main__":
+    main()
