@@ -30,24 +30,15 @@ import sys
 import threading
 import time
 
+from bench_io import _STRACE, READ_CALLS, env_base
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 EXT = os.path.join(ROOT, "hgext3rd", "fastio")
 HG = os.path.join(os.path.dirname(sys.executable), "hg")
 STORECOMPARE = os.path.join(ROOT, "tests", "storecompare.py")
 
-READ_CALLS = ("read", "pread64", "readv", "preadv")
 LARGE = 128 * 1024
-_STRACE = re.compile(
-    r"(?:\[pid\s+\d+\]\s+|\d+\s+)?(\w+)\((\d+)<([^>]*)>.*\)\s+=\s+(\d+)"
-)
-
-
-def env_base():
-    env = dict(os.environ)
-    env.update(HGRCPATH="", HGPLAIN="1", HGUSER="bench", LANG="C")
-    env.pop("LD_PRELOAD", None)
-    return env
 
 
 def ext_args(on):
