@@ -16,13 +16,12 @@ Every clone must complete, verify and be identical to a stock clone; the
 server's peak resident memory and open descriptors are sampled from /proc
 while they run.
 
-usage: bench_serve.py [--strace] [--load] [--clients N] [--workdir DIR]
-                      [--files N] [--commits N]
+usage: bench_serve.py [--strace] [--load] [--clients N] [--stock-server]
+                      [--workdir DIR] [--files N] [--commits N]
 """
 
 import argparse
 import os
-import re
 import shutil
 import socket
 import subprocess
@@ -82,6 +81,7 @@ class Server:
             list(prefix)
             + [HG, "-R", repo, "serve", "-a", "127.0.0.1", "-p", str(self.port)]
             + ["--pid-file", self.pidfile]
+            + ["--errorlog", os.path.join(workdir, "serve-errors.log")]
             + ext_args(fastio),
             env=env,
             stdout=subprocess.DEVNULL,
@@ -285,11 +285,120 @@ def run_strace(opts, env, repo, references):
             )
 
 
+class ProcessWatch:
+    """Samples a process's resident memory and open descriptors from /proc
+    until stopped: the peaks."""
+
+    def __init__(self, pid, interval=0.05):
+        self.pid = pid
+        self.interval = interval
+        self.peak_rss_kb = self.peak_fds = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _sample(self):
+        with open("/proc/%d/status" % self.pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    self.peak_rss_kb = max(self.peak_rss_kb, int(line.split()[1]))
+        fds = len(os.listdir("/proc/%d/fd" % self.pid))
+        self.peak_fds = max(self.peak_fds, fds)
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                self._sample()
+            except OSError:
+                return
+            self._stop.wait(self.interval)
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
+
+
+def run_load(opts, env, repo, references):
+    server = Server(repo, not opts.stock_server, env, opts.workdir)
+    try:
+        # stock hg serve (7.2.4, extension or not) can fail the first
+        # requests that arrive together: its threads race to load lazy
+        # modules ("module 'mercurial.dirstate' has no attribute
+        # 'dirstate'"); one clone of each kind first loads them
+        for kind in ("stream", "pull"):
+            clone(server.url, os.path.join(opts.workdir, "warmup"), kind, True, env)
+        watch = ProcessWatch(server.pid)
+        time.sleep(0.5)
+        idle = (watch.peak_rss_kb, watch.peak_fds)
+        print(
+            "%d clients at once from one hg serve, the extension on server and "
+            "clients; server after a clone of each kind: %d MiB resident, "
+            "%d descriptors" % (opts.clients, idle[0] // 1024, idle[1])
+        )
+        for kind in ("stream", "pull"):
+            watch.peak_rss_kb, watch.peak_fds = idle
+            dests = [
+                os.path.join(opts.workdir, "load-%s-%d" % (kind, i))
+                for i in range(opts.clients)
+            ]
+            for dest in dests:
+                shutil.rmtree(dest, ignore_errors=True)
+            start = time.monotonic()
+            procs = [
+                subprocess.Popen(
+                    [HG, "clone", "-q", "-U"]
+                    + clone_args(kind)
+                    + ext_args(True)
+                    + [server.url, dest],
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                )
+                for dest in dests
+            ]
+            failures = []
+            for proc, dest in zip(procs, dests):
+                err = proc.communicate()[1]
+                if proc.returncode:
+                    failures.append("%s: exit %d %s" % (dest, proc.returncode, err))
+            elapsed = time.monotonic() - start
+            for dest in dests:
+                if os.path.exists(dest):
+                    problem = check_clone(dest, references[kind], env)
+                    if problem:
+                        failures.append("%s: %s" % (dest, problem))
+            print(
+                "%-6s %d/%d clones complete, verified and identical in %.1f s; "
+                "server peak: %d MiB resident, %d descriptors"
+                % (
+                    kind,
+                    opts.clients - len(failures),
+                    opts.clients,
+                    elapsed,
+                    watch.peak_rss_kb // 1024,
+                    watch.peak_fds,
+                ),
+                flush=True,
+            )
+            for failure in failures:
+                print("  FAILED " + failure)
+            for dest in dests:
+                shutil.rmtree(dest, ignore_errors=True)
+        watch.stop()
+    finally:
+        server.stop()
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--strace", action="store_true")
     ap.add_argument("--load", action="store_true")
     ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument(
+        "--stock-server",
+        action="store_true",
+        help="load run against a server without the extension (for comparison)",
+    )
     ap.add_argument("--files", type=int, default=2000)
     ap.add_argument("--commits", type=int, default=3000)
     ap.add_argument("--changes", type=int, default=30)
@@ -304,6 +413,8 @@ def main(argv=None):
     repo, references = prepare(opts, env)
     if opts.strace:
         run_strace(opts, env, repo, references)
+    if opts.load:
+        run_load(opts, env, repo, references)
 
 
 if __name__ == "__main__":
