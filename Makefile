@@ -6,7 +6,7 @@ VENV ?= .venv-hg$(HG)
 BIN = $(VENV)/bin
 STAMP = $(VENV)/.installed
 
-.PHONY: all demo test test-upstream bench bench-io bench-mmap stress clean
+.PHONY: all demo test test-upstream bench bench-io bench-serve bench-mmap stress clean
 
 all: test
 
@@ -70,6 +70,14 @@ IO_DELAY_US ?= 1000
 IO_RUNS ?= 3
 bench-io: $(STAMP)
 	$(BIN)/python bench/bench_io.py --files $(IO_FILES) --delay $(IO_DELAY_US) --runs $(IO_RUNS)
+
+# the serving side (bench/bench_serve.py): read calls on the served store
+# while hg serve (http) and hg serve --stdio (ssh) generate stream and pull
+# clones, stock vs fastio (strace -f -y); then SERVE_CLIENTS clients cloning
+# at once from one hg serve, with the server's peak memory and descriptors
+SERVE_CLIENTS ?= 8
+bench-serve: $(STAMP)
+	$(BIN)/python bench/bench_serve.py --clients $(SERVE_CLIENTS)
 
 # mmap population policies side by side (bench/mmapbench.py): builds a
 # 1M-changeset repository in MMAP_DIR once (about 10 min; kept), then times

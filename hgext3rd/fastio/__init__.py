@@ -298,6 +298,11 @@ _WIRING = (
     ("mercurial.exchange", "bundleio", "wire_exchange"),
     ("mercurial.streamclone", "bundleio", "wire_streamclone"),
     ("mercurial.changegroup", "bundleio", "wire_changegroup"),
+    # store files and revlogs read while a stream (streamclone._emit2,
+    # _emit3, generatev1) or a changegroup (changegroup.deltagroup) is
+    # generated: servers, local clones, hg bundle
+    ("mercurial.streamclone", "serving", "wire_streamclone"),
+    ("mercurial.changegroup", "serving", "wire_changegroup"),
 )
 
 

@@ -44,12 +44,14 @@ _counts = Counts()
 
 class _CountingRaw(io.RawIOBase):
     """The raw file of a bundle as a buffered reader sees it: its reads are
-    counted; closing it closes the file object the caller opened."""
+    counted in ``counts``; closing it closes the file object the caller
+    opened."""
 
-    def __init__(self, owner):
+    def __init__(self, owner, counts):
         super().__init__()
         self._owner = owner
         self._raw = owner.raw
+        self._counts = counts
 
     def readable(self):
         return True
@@ -60,8 +62,8 @@ class _CountingRaw(io.RawIOBase):
     def readinto(self, b):
         n = self._raw.readinto(b)
         if n:
-            _counts.reads += 1
-            _counts.read_bytes += n
+            self._counts.reads += 1
+            self._counts.read_bytes += n
         return n
 
     def seek(self, pos, whence=os.SEEK_SET):
@@ -102,14 +104,15 @@ def _readable_by_path(fh):
         return False
 
 
-def large_reader(fh, size):
+def large_reader(fh, size, counts=_counts):
     """``fh``, or a reader of the same file, from where ``fh`` is, with a
-    buffer of ``size`` (``fh`` is not to be read from afterwards)."""
+    buffer of ``size`` (``fh`` is not to be read from afterwards); its
+    reads are counted in ``counts``."""
     if not _readable_by_path(fh):
         return fh
     try:
         pos = fh.tell()
-        reader = io.BufferedReader(_CountingRaw(fh), buffer_size=size)
+        reader = io.BufferedReader(_CountingRaw(fh, counts), buffer_size=size)
         if fh.raw.tell() != pos:
             # what fh had buffered is read again
             reader.seek(pos)

@@ -362,6 +362,65 @@ def revlog_index_read():
     return None
 
 
+def serving_stream_internals():
+    """Problems (empty: none) with reading store files in large calls while
+    a stream is generated: the generators wrapped and how they read."""
+    from mercurial import streamclone
+
+    problems = []
+    for name, expected in (("_emit2", ("repo", "entries")), ("generatev1", ("repo",))):
+        problem = _signature_problem(streamclone, name, expected)
+        if problem:
+            problems.append(problem)
+    # experimental, optional
+    if hasattr(streamclone, "_emit3"):
+        problem = _signature_problem(streamclone, "_emit3", ("repo", "entries"))
+        if problem:
+            problems.append(problem)
+    problem = _signature_problem(util, "filechunkiter", ("f", "size", "limit"))
+    if problem:
+        problems.append(problem)
+    return problems
+
+
+def serving_changegroup_internals():
+    """Problems (empty: none) with reading revlogs through a large buffer
+    while a changegroup is generated: ``deltagroup(repo, store, nodes,
+    ...)`` and each revlog's data file (``_inner._segmentfile``, 6.7-7.2,
+    with the ``reading_handle`` that ``reading()`` sets)."""
+    from mercurial import changegroup, revlog
+    from mercurial.revlogutils import randomaccessfile
+
+    problems = []
+    func = getattr(changegroup, "deltagroup", None)
+    names = _positional_names(func) if callable(func) else None
+    if names is None or names[:3] != ("repo", "store", "nodes"):
+        problems.append("changegroup.deltagroup(repo, store, nodes, ...) is missing")
+    problems += _missing(revlog.revlog, ("reading", "end"))
+    problems += _missing(randomaccessfile.randomaccessfile, ("reading", "is_open"))
+    return problems
+
+
+def revlog_segment_file(rl):
+    """The ``randomaccessfile`` a revlog reads its data through (its
+    ``_inner._segmentfile``, 6.7-7.2), or None."""
+    inner = getattr(rl, "_inner", None)
+    segments = getattr(inner, "_segmentfile", None)
+    if segments is None or not hasattr(segments, "reading_handle"):
+        return None
+    return segments
+
+
+def delta_store_revlog(store):
+    """The revlog behind a store a changegroup emits revisions of (a
+    filelog's or a manifest's ``_revlog``, the changelog itself), or
+    None."""
+    from mercurial import revlog
+
+    rl = getattr(store, "_revlog", store)
+    return rl if isinstance(rl, revlog.revlog) else None
+
+
 def report_unsupported(ui, part, problems):
     """The debug line of a part whose internals are not the ones the
     extension was written for (that part keeps stock behaviour)."""

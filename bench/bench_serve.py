@@ -1,0 +1,421 @@
+#!/usr/bin/env python3
+"""The serving side of clones: what a server reads, and a load run
+(``make bench-serve``).
+
+``--strace``: for each protocol (``hg serve`` over http, ``hg serve
+--stdio`` over ssh) and each kind of clone (stream, pull), runs the server
+under ``strace -f -y``, stock and with the extension, clones from it with a
+stock client, and counts the read calls on the served store's files: all
+of them, and those on files of 128 KiB or more (the revlogs whose reads can
+be large; a smaller file is read in one call either way).  Every clone is
+verified and its store compared with the stock server's clone.
+
+``--load``: CLIENTS clients clone at once from one ``hg serve`` with the
+extension (stream clones, then pull clones; the clients have it too).
+Every clone must complete, verify and be identical to a stock clone; the
+server's peak resident memory and open descriptors are sampled from /proc
+while they run.
+
+usage: bench_serve.py [--strace] [--load] [--clients N] [--stock-server]
+                      [--workdir DIR] [--files N] [--commits N]
+"""
+
+import argparse
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from bench_io import _STRACE, READ_CALLS, env_base
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+EXT = os.path.join(ROOT, "hgext3rd", "fastio")
+HG = os.path.join(os.path.dirname(sys.executable), "hg")
+STORECOMPARE = os.path.join(ROOT, "tests", "storecompare.py")
+
+LARGE = 128 * 1024
+
+
+def ext_args(on):
+    return ["--config", "extensions.fastio=%s" % EXT] if on else []
+
+
+def clone_args(kind):
+    if kind == "stream":
+        return ["--stream"]
+    return ["--config", "ui.clonebundles=false"]
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_port(port, proc):
+    for __ in range(300):
+        if proc.poll() is not None:
+            sys.exit("hg serve exited (%s)" % proc.returncode)
+        try:
+            socket.create_connection(("127.0.0.1", port), 1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    sys.exit("hg serve did not start on port %d" % port)
+
+
+class Server:
+    """``hg serve`` of ``repo`` on a free port, optionally under a command
+    prefix (strace)."""
+
+    def __init__(self, repo, fastio, env, workdir, prefix=()):
+        self.port = free_port()
+        self.pidfile = os.path.join(workdir, "serve-%d.pid" % self.port)
+        self.proc = subprocess.Popen(
+            list(prefix)
+            + [HG, "-R", repo, "serve", "-a", "127.0.0.1", "-p", str(self.port)]
+            + ["--pid-file", self.pidfile]
+            + ["--errorlog", os.path.join(workdir, "serve-errors.log")]
+            + ext_args(fastio),
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_port(self.port, self.proc)
+        with open(self.pidfile) as f:
+            self.pid = int(f.read())
+        self.url = "http://127.0.0.1:%d/" % self.port
+
+    def stop(self):
+        try:
+            os.kill(self.pid, 15)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+
+
+def ssh_wrapper(workdir):
+    """A stand-in for ssh running the remote command locally, under strace
+    writing to $TRACE."""
+    path = os.path.join(workdir, "ssh-strace")
+    with open(path, "w") as f:
+        f.write(
+            "#!/bin/sh\n"
+            "# usage: ssh-strace HOST COMMAND (the server's configuration\n"
+            "# in $SERVER_HGRCPATH)\n"
+            'export HGRCPATH="$SERVER_HGRCPATH"\n'
+            'exec strace -f -y -qq -e trace=%s -o "$TRACE" sh -c "$2"\n'
+            % ",".join(READ_CALLS)
+        )
+    os.chmod(path, 0o755)
+    return path
+
+
+def count(trace, store):
+    """(calls, mean) of reads on the store's files, all and on files of
+    LARGE bytes or more."""
+    store = os.path.join(store, "")
+    sizes = {}
+    stats = {"all": [0, 0], "large": [0, 0]}
+    with open(trace) as f:
+        for line in f:
+            m = _STRACE.match(line)
+            if not m or m.group(1) not in READ_CALLS:
+                continue
+            path = m.group(3)
+            if not path.startswith(store):
+                continue
+            n = int(m.group(4))
+            if not n:
+                continue
+            if path not in sizes:
+                try:
+                    sizes[path] = os.path.getsize(path)
+                except OSError:
+                    sizes[path] = 0
+            keys = ("all", "large") if sizes[path] >= LARGE else ("all",)
+            for key in keys:
+                stats[key][0] += 1
+                stats[key][1] += n
+    return {k: (c, b // c if c else 0) for k, (c, b) in stats.items()}
+
+
+def clone(source, dest, kind, fastio, env, extra=()):
+    shutil.rmtree(dest, ignore_errors=True)
+    subprocess.run(
+        [HG, "clone", "-q", "-U"]
+        + clone_args(kind)
+        + ext_args(fastio)
+        + list(extra)
+        + [source, dest],
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def check_clone(dest, reference, env):
+    """None when ``dest`` verifies and its store is ``reference``'s, else
+    what is wrong."""
+    v = subprocess.run([HG, "-R", dest, "verify", "-q"], env=env, capture_output=True)
+    if v.returncode:
+        return "verify failed: %s" % (v.stdout + v.stderr).decode(errors="replace")
+    c = subprocess.run(
+        [sys.executable, STORECOMPARE, "--content-only", reference, dest],
+        env=env,
+        capture_output=True,
+    )
+    if c.returncode:
+        return c.stdout.decode(errors="replace")
+    return None
+
+
+def prepare(opts, env):
+    repo = os.path.join(opts.workdir, "served")
+    if not os.path.exists(os.path.join(repo, ".hg")):
+        subprocess.run(
+            [sys.executable, os.path.join(HERE, "makehistory.py"), repo]
+            + ["--files", str(opts.files), "--commits", str(opts.commits)]
+            + ["--changes", str(opts.changes)],
+            env=env,
+            check=True,
+        )
+    references = {}
+    for kind in ("stream", "pull"):
+        ref = os.path.join(opts.workdir, "reference-%s" % kind)
+        if not os.path.exists(os.path.join(ref, ".hg")):
+            server = Server(repo, False, env, opts.workdir)
+            try:
+                clone(server.url, ref, kind, False, env)
+            finally:
+                server.stop()
+        references[kind] = ref
+    return repo, references
+
+
+def fmt(c):
+    return "%d / %dK" % (c[0], c[1] // 1024)
+
+
+def server_hgrc(workdir, fastio):
+    """An hgrc for a server started over ssh (its command line is
+    Mercurial's): the extension on or not."""
+    path = os.path.join(workdir, "server-%s.hgrc" % ("fastio" if fastio else "stock"))
+    with open(path, "w") as f:
+        if fastio:
+            f.write("[extensions]\nfastio = %s\n" % EXT)
+    return path
+
+
+def run_strace(opts, env, repo, references):
+    store = os.path.join(repo, ".hg", "store")
+    wrapper = ssh_wrapper(opts.workdir)
+    strace = ["strace", "-f", "-y", "-qq", "-e", "trace=" + ",".join(READ_CALLS)]
+    head = "%-12s %14s %14s %16s %16s %5s" % (
+        "server",
+        "stock all",
+        "fastio all",
+        "stock >=128K",
+        "fastio >=128K",
+        "same",
+    )
+    print(
+        "read calls / mean size on the served store's files (all; files of "
+        "128 KiB or more)"
+    )
+    print(head)
+    print("-" * len(head))
+    for proto in ("http", "ssh"):
+        for kind in ("stream", "pull"):
+            counts, same = {}, True
+            for fastio in (False, True):
+                dest = os.path.join(opts.workdir, "clone")
+                trace = os.path.join(
+                    opts.workdir,
+                    "trace-%s-%s-%s" % (proto, kind, "fastio" if fastio else "stock"),
+                )
+                if proto == "http":
+                    server = Server(
+                        repo, fastio, env, opts.workdir, strace + ["-o", trace]
+                    )
+                    try:
+                        clone(server.url, dest, kind, False, env)
+                    finally:
+                        server.stop()
+                else:
+                    clone(
+                        "ssh://user@dummy/" + repo,
+                        dest,
+                        kind,
+                        False,
+                        dict(
+                            env,
+                            TRACE=trace,
+                            SERVER_HGRCPATH=server_hgrc(opts.workdir, fastio),
+                        ),
+                        [
+                            "--config",
+                            "ui.ssh=" + wrapper,
+                            "--config",
+                            "ui.remotecmd=" + HG,
+                        ],
+                    )
+                counts[fastio] = count(trace, store)
+                problem = check_clone(dest, references[kind], env)
+                if problem:
+                    print(problem)
+                    same = False
+            print(
+                "%-12s %14s %14s %16s %16s %5s"
+                % (
+                    "%s %s" % (proto, kind),
+                    fmt(counts[False]["all"]),
+                    fmt(counts[True]["all"]),
+                    fmt(counts[False]["large"]),
+                    fmt(counts[True]["large"]),
+                    "yes" if same else "NO",
+                ),
+                flush=True,
+            )
+
+
+class ProcessWatch:
+    """Samples a process's resident memory and open descriptors from /proc
+    until stopped: the peaks."""
+
+    def __init__(self, pid, interval=0.05):
+        self.pid = pid
+        self.interval = interval
+        self.peak_rss_kb = self.peak_fds = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _sample(self):
+        with open("/proc/%d/status" % self.pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    self.peak_rss_kb = max(self.peak_rss_kb, int(line.split()[1]))
+        fds = len(os.listdir("/proc/%d/fd" % self.pid))
+        self.peak_fds = max(self.peak_fds, fds)
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                self._sample()
+            except OSError:
+                return
+            self._stop.wait(self.interval)
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
+
+
+def run_load(opts, env, repo, references):
+    server = Server(repo, not opts.stock_server, env, opts.workdir)
+    try:
+        # stock hg serve (7.2.4, extension or not) can fail the first
+        # requests that arrive together: its threads race to load lazy
+        # modules ("module 'mercurial.dirstate' has no attribute
+        # 'dirstate'"); one clone of each kind first loads them
+        for kind in ("stream", "pull"):
+            clone(server.url, os.path.join(opts.workdir, "warmup"), kind, True, env)
+        watch = ProcessWatch(server.pid)
+        time.sleep(0.5)
+        idle = (watch.peak_rss_kb, watch.peak_fds)
+        print(
+            "%d clients at once from one hg serve, the extension on server and "
+            "clients; server after a clone of each kind: %d MiB resident, "
+            "%d descriptors" % (opts.clients, idle[0] // 1024, idle[1])
+        )
+        for kind in ("stream", "pull"):
+            watch.peak_rss_kb, watch.peak_fds = idle
+            dests = [
+                os.path.join(opts.workdir, "load-%s-%d" % (kind, i))
+                for i in range(opts.clients)
+            ]
+            for dest in dests:
+                shutil.rmtree(dest, ignore_errors=True)
+            start = time.monotonic()
+            procs = [
+                subprocess.Popen(
+                    [HG, "clone", "-q", "-U"]
+                    + clone_args(kind)
+                    + ext_args(True)
+                    + [server.url, dest],
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                )
+                for dest in dests
+            ]
+            failures = []
+            for proc, dest in zip(procs, dests):
+                err = proc.communicate()[1]
+                if proc.returncode:
+                    failures.append("%s: exit %d %s" % (dest, proc.returncode, err))
+            elapsed = time.monotonic() - start
+            for dest in dests:
+                if os.path.exists(dest):
+                    problem = check_clone(dest, references[kind], env)
+                    if problem:
+                        failures.append("%s: %s" % (dest, problem))
+            print(
+                "%-6s %d/%d clones complete, verified and identical in %.1f s; "
+                "server peak: %d MiB resident, %d descriptors"
+                % (
+                    kind,
+                    opts.clients - len(failures),
+                    opts.clients,
+                    elapsed,
+                    watch.peak_rss_kb // 1024,
+                    watch.peak_fds,
+                ),
+                flush=True,
+            )
+            for failure in failures:
+                print("  FAILED " + failure)
+            for dest in dests:
+                shutil.rmtree(dest, ignore_errors=True)
+        watch.stop()
+    finally:
+        server.stop()
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--strace", action="store_true")
+    ap.add_argument("--load", action="store_true")
+    ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument(
+        "--stock-server",
+        action="store_true",
+        help="load run against a server without the extension (for comparison)",
+    )
+    ap.add_argument("--files", type=int, default=2000)
+    ap.add_argument("--commits", type=int, default=3000)
+    ap.add_argument("--changes", type=int, default=30)
+    ap.add_argument("--workdir", default="/tmp/hg-fastio-bench-serve")
+    opts = ap.parse_args(argv)
+    if not (opts.strace or opts.load):
+        opts.strace = opts.load = True
+    if opts.strace and shutil.which("strace") is None:
+        sys.exit("strace is needed (apt-get install strace)")
+    os.makedirs(opts.workdir, exist_ok=True)
+    env = env_base()
+    repo, references = prepare(opts, env)
+    if opts.strace:
+        run_strace(opts, env, repo, references)
+    if opts.load:
+        run_load(opts, env, repo, references)
+
+
+if __name__ == "__main__":
+    main()
