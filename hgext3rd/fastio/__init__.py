@@ -271,6 +271,7 @@ from . import (
     changegroup,
     config,
     debugcommands,
+    durable,
     metadata,
     mmapwire,
     recovery,
@@ -296,6 +297,8 @@ _WIRING = (
     ("mercurial.vfs", lambda: vfsclose.wire),
     # hg recover also removes the directories an apply made
     ("mercurial.transaction", lambda: recovery.wire),
+    # fastio.durable: the flush before the journal is removed
+    ("mercurial.transaction", lambda: durable.wire),
     # streamclone.consumev1/v2/v3
     ("mercurial.streamclone", lambda: streamclone.wire),
     # every changegroup apply

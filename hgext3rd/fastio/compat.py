@@ -24,6 +24,8 @@ from mercurial import store, util
 #   closewrapbase._origfh        the file a vfs wrapper wraps
 #   cg1unpacker._stream          where a changegroup is read from
 #   transaction._file, ...       see journal_new_files
+#   transaction._writeundo       see transaction_commit_point
+#   transaction._journal, ...    see transaction_files
 
 
 def path_auditor(vfs):
@@ -360,6 +362,39 @@ def revlog_index_read():
     if _signature_problem(revlog.revlog, "_get_data", expected) is None:
         return revlog.revlog, "_get_data"
     return None
+
+
+def transaction_commit_point():
+    """``(class, method name)``: the step of ``transaction.close`` that
+    ends the journal (6.7-7.2: ``_writeundo`` renames it to ``undo``; it is
+    called once the last file of the transaction is written, the journal
+    closed and its temporary files removed), or None where it is not
+    there."""
+    from mercurial import transaction
+
+    cls = transaction.transaction
+    if _signature_problem(cls, "_writeundo", ("self",)) is None:
+        return cls, "_writeundo"
+    return None
+
+
+def transaction_files(tr):
+    """Absolute paths of the files ``tr`` journaled or backed up (6.7-7.2:
+    the journal file in ``tr._opener``, ``tr._backupentries`` of
+    ``(location, file, backup, cache)`` in ``tr._vfsmap``).  Read just
+    before its commit point: the journal is closed but still on disk."""
+    opener = tr._opener
+    paths = []
+    journal = opener.tryread(tr._journal) if tr._journal else b""
+    for line in journal.splitlines():
+        name = line.partition(b"\0")[0]
+        if name:
+            paths.append(opener.join(name))
+    for location, name, __, ___ in tr._backupentries:
+        vfs = tr._vfsmap.get(location)
+        if vfs is not None and name:
+            paths.append(vfs.join(name))
+    return paths
 
 
 def report_unsupported(ui, part, problems):
