@@ -57,19 +57,21 @@ def wire(ui):
     _wired = True
 
 
-def request(repo, tr, settings):
+def request(repo, tr, settings, stream=False):
     """Have ``tr`` flush what it wrote before it commits, when
-    ``fastio.durable`` asks for it."""
+    ``fastio.durable`` asks for it.  A ``stream`` apply also flushes the
+    requirements Mercurial writes after its transaction, once the
+    repository is unlocked."""
     if not settings.durable or getattr(tr, "_fastio_flush", None) is not None:
         return
     if not _wired:
         # never claim durability that cannot be delivered
         raise error.Abort(
-            _(
-                b"fastio.durable is set but this Mercurial's transaction cannot be flushed"
-            )
+            _(b"fastio.durable is set but this Mercurial cannot flush transactions")
         )
-    tr._fastio_flush = _Flush(repo, settings)
+    flush = tr._fastio_flush = _Flush(repo, settings)
+    if stream:
+        repo._afterlock(lambda success: success and flush.run_requirements())
 
 
 def _commit_point(orig, tr, *args, **kwargs):
@@ -114,6 +116,13 @@ class _Flush:
         self._store = compat.store_path(repo)
 
     def run(self, tr):
+        self._run(lambda: self._fsync_each(tr), b"")
+
+    def run_requirements(self):
+        files = [self._vfs.join(b"requires"), os.path.join(self._store, b"requires")]
+        self._run(lambda: _fsync_all(files, ()), b" (requirements)")
+
+    def _run(self, fsync_each, what_for):
         start = util.timer()
         syncfs = None
         if self._method != METHOD_FSYNC:
@@ -125,21 +134,21 @@ class _Flush:
                 count = self._syncfs(syncfs)
                 what = b"%d filesystem(s) by syncfs" % count
             else:
-                files, dirs = self._fsync_each(tr)
+                files, dirs = fsync_each()
                 what = b"%d files and %d directories by fsync" % (files, dirs)
         except OSError as exc:
-            # the transaction is then rolled back: nothing claims a
-            # durability that failed
+            # raised inside transaction.close: the journal stays, and
+            # hg recover rolls back what could not be made durable
             raise error.Abort(
                 _(b"fastio.durable: flushing to stable storage failed: %s")
                 % stringutil.forcebytestr(exc)
             )
         seconds = util.timer() - start
-        self._ui.debug(b"fastio: durable: flushed %s in %.3f s\n" % (what, seconds))
+        line = b"fastio: durable: flushed %s%s in %.3f s\n" % (what, what_for, seconds)
         if self._report:
-            self._ui.write_err(
-                b"fastio: durable: flushed %s in %.3f s\n" % (what, seconds)
-            )
+            self._ui.write_err(line)
+        else:
+            self._ui.debug(line)
 
     def _syncfs(self, syncfs):
         devices = set()
@@ -160,13 +169,19 @@ class _Flush:
         new_dirs, new_files = newpaths.recorded(tr)
         files.update(new_files)
         dirs.update(new_dirs)
-        for path in files:
-            dirs.add(os.path.dirname(path))
-        flushed_files = sum(_fsync_path(p) for p in sorted(files))
-        flushed_dirs = 0
-        if os.name != "nt":
-            flushed_dirs = sum(_fsync_path(p) for p in sorted(dirs))
-        return flushed_files, flushed_dirs
+        return _fsync_all(files, dirs)
+
+
+def _fsync_all(files, dirs):
+    """fsync ``files``, then ``dirs`` and the directory of every file;
+    ``(files, directories)`` flushed."""
+    dirs = set(dirs)
+    dirs.update(os.path.dirname(p) for p in files)
+    flushed_files = sum(_fsync_path(p) for p in sorted(files))
+    flushed_dirs = 0
+    if os.name != "nt":
+        flushed_dirs = sum(_fsync_path(p) for p in sorted(dirs))
+    return flushed_files, flushed_dirs
 
 
 def _fsync_path(path):

@@ -67,7 +67,7 @@ class _Application:
     def transaction(self):
         repo = self.repo
         with repo.transaction(b"clone") as tr:
-            durable.request(repo, tr, self.settings)
+            durable.request(repo, tr, self.settings, stream=True)
             tuning = self.settings.tuning(
                 self.ui, getattr(repo, "cachevfs", None), compat.store_path(repo)
             )
