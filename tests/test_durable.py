@@ -99,6 +99,16 @@ def traced_apply(work, kind, *config):
     return repo, calls, proc.stderr
 
 
+def durable_apply(work, kind, method):
+    return traced_apply(
+        work,
+        kind,
+        "fastio.durable=yes",
+        "devel.fastio.durable-method=" + method,
+        "fastio.report=yes",
+    )
+
+
 def journal_end(calls):
     """Index of the rename of the store's journal to undo."""
     for i, (call, args) in enumerate(calls):
@@ -120,13 +130,7 @@ def test_default_flushes_nothing(work, kind):
 @strace
 @pytest.mark.parametrize("kind", ["cg", "stream2", "stream3", "packed1"])
 def test_syncfs_before_the_journal_ends(work, kind):
-    __, calls, err = traced_apply(
-        work,
-        kind,
-        "fastio.durable=yes",
-        "devel.fastio.durable-method=syncfs",
-        "fastio.report=yes",
-    )
+    __, calls, err = durable_apply(work, kind, "syncfs")
     end = journal_end(calls)
     flushes = [i for i, c in enumerate(calls) if c[0] == "syncfs"]
     assert re.search(rb"fastio: durable: flushed 1 filesystem\(s\) by syncfs in", err)
@@ -152,13 +156,7 @@ def store_files(repo):
 @strace
 @pytest.mark.parametrize("kind", ["cg", "stream2"])
 def test_fsync_each_file_and_directory_before_the_journal_ends(work, kind):
-    repo, calls, err = traced_apply(
-        work,
-        kind,
-        "fastio.durable=yes",
-        "devel.fastio.durable-method=fsync",
-        "fastio.report=yes",
-    )
+    repo, calls, err = durable_apply(work, kind, "fsync")
     end = journal_end(calls)
     before_end = [c for c in calls[:end] if c[0] == "fsync"]
     # strace -y is not used: count instead, every store file and every
