@@ -179,7 +179,8 @@ def durable_flushes(env, args):
         check=True,
     ).stdout
     return re.findall(
-        rb"fastio: durable: flushed .* by \w+( \(requirements\))? in", out
+        rb"fastio: durable: flushed .* by \w+( \((?:requirements|working copy)\))? in",
+        out,
     )
 
 
@@ -192,6 +193,9 @@ def test_clones_and_pull_from_a_peer_are_flushed(work):
     src = "ssh://user@dummy/src"
     stream = durable_flushes(env, ["clone", "-U", "--stream", src, "c1"] + ssh)
     assert stream == [b"", b" (requirements)"]
+    # and the checkout, once it is done
+    stream = durable_flushes(env, ["clone", "--stream", src, "c3"] + ssh)
+    assert stream == [b"", b" (requirements)", b" (working copy)"]
     pull = durable_flushes(env, ["clone", "-U", "--pull", src, "c2"] + ssh)
     assert pull == [b""]
     subprocess.run([HG, "init", str(tmp / "p")], env=env, check=True)

@@ -139,9 +139,14 @@ transaction, when the repository is unlocked.  A flush that fails aborts
 the command and leaves the journal, for ``hg recover``.  ``fastio.report``
 and ``--debug`` say how long flushing took (``fastio: durable:``).
 
-Not covered: the working copy written by the checkout after a clone (and
-by ``hg update`` after a pull) is a separate operation of Mercurial and is
-not flushed; the undo files (``hg rollback``) are written after the flush;
+The checkout that ends ``hg clone`` is flushed too, once it is done (one
+more ``syncfs``; elsewhere an ``fsync`` of every tracked file, of the
+dirstate and of the directories): when ``hg clone`` returns, the working
+copy is on stable storage; a crash during the checkout leaves a working
+copy that ``hg update --clean`` repairs, as without this option.
+
+Not covered: ``hg update`` and ``hg pull --update`` (the working copy
+outside a clone); the undo files (``hg rollback``) are written after the flush;
 a local clone that copies or hardlinks the store, and applies with
 ``fastio.stream-writer=no``, are Mercurial's own.  The order of the
 journal and the data *during* an apply is Mercurial's: a power cut in the
@@ -371,6 +376,15 @@ def _wire(ui):
             )
 
         afterload.when_loaded(module, lambda loaded, w=wiring: w()(ui), failed)
+
+
+@eh.wrapcommand(b"clone")
+def _clone(orig, ui, *args, **opts):
+    # fastio.durable flushes the checkout a clone ends with
+    if not ui.configbool(b"fastio", b"durable"):
+        return orig(ui, *args, **opts)
+    with durable.flushing_clones():
+        return orig(ui, *args, **opts)
 
 
 @eh.reposetup

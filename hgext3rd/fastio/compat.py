@@ -378,6 +378,17 @@ def transaction_commit_point():
     return None
 
 
+def clone_function():
+    """``(module, "clone")``: the clone the clone command calls (7.2:
+    ``mercurial.cmd_impls.clone``, where ``hg.clone`` is a deprecated alias
+    that calls it; 6.7: ``mercurial.hg``)."""
+    try:
+        from mercurial.cmd_impls import clone as clone_impl
+    except ImportError:
+        from mercurial import hg as clone_impl
+    return clone_impl, "clone"
+
+
 def transaction_files(tr):
     """Absolute paths of the files ``tr`` journaled or backed up (6.7-7.2:
     the journal file in ``tr._opener``, ``tr._backupentries`` of

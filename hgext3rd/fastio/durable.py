@@ -37,7 +37,7 @@ from mercurial import error, util
 from mercurial.i18n import _
 from mercurial.utils import stringutil
 
-from . import compat, newpaths
+from . import compat, config, newpaths
 
 METHOD_SYNCFS = b"syncfs"
 METHOD_FSYNC = b"fsync"
@@ -72,6 +72,24 @@ def request(repo, tr, settings, stream=False):
     flush = tr._fastio_flush = _Flush(repo, settings)
     if stream:
         repo._afterlock(lambda success: success and flush.run_requirements())
+
+
+def flushing_clones():
+    """A context in which a clone flushes its checkout once it is done."""
+    from mercurial import extensions
+
+    return extensions.wrappedfunction(*compat.clone_function(), _clone)
+
+
+def _clone(orig, ui, *args, **kwargs):
+    result = orig(ui, *args, **kwargs)
+    destpeer = result[1] if isinstance(result, tuple) and len(result) == 2 else None
+    repo = destpeer.local() if destpeer is not None else None
+    if repo is not None:
+        settings = config.settings(repo.ui)
+        if settings.durable and repo.dirstate.p1() != repo.nullid:
+            _Flush(repo, settings).run_working_copy(repo.dirstate)
+    return result
 
 
 def _commit_point(orig, tr, *args, **kwargs):
@@ -118,11 +136,19 @@ class _Flush:
     def run(self, tr):
         self._run(lambda: self._fsync_each(tr), b"")
 
+    def run_working_copy(self, dirstate):
+        def fsync_each():
+            files = [self._vfs.join(b"dirstate")]
+            files += [os.path.join(self._root, util.localpath(f)) for f in dirstate]
+            return _fsync_all(files, (self._root,))
+
+        self._run(fsync_each, b" (working copy)", roots=(self._root,))
+
     def run_requirements(self):
         files = [self._vfs.join(b"requires"), os.path.join(self._store, b"requires")]
         self._run(lambda: _fsync_all(files, ()), b" (requirements)")
 
-    def _run(self, fsync_each, what_for):
+    def _run(self, fsync_each, what_for, roots=()):
         start = util.timer()
         syncfs = None
         if self._method != METHOD_FSYNC:
@@ -131,7 +157,7 @@ class _Flush:
             raise error.Abort(_(b"fastio.durable: syncfs is not available here"))
         try:
             if syncfs is not None:
-                count = self._syncfs(syncfs)
+                count = self._syncfs(syncfs, roots)
                 what = b"%d filesystem(s) by syncfs" % count
             else:
                 files, dirs = fsync_each()
@@ -150,9 +176,9 @@ class _Flush:
         else:
             self._ui.debug(line)
 
-    def _syncfs(self, syncfs):
+    def _syncfs(self, syncfs, roots):
         devices = set()
-        for path in (self._store, self._vfs.base):
+        for path in (self._store, self._vfs.base) + tuple(roots):
             fd = os.open(path, os.O_RDONLY)
             try:
                 device = os.fstat(fd).st_dev
