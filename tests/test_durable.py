@@ -79,7 +79,9 @@ def traced_apply(work, kind, *config):
     args = []
     for item in config:
         args += ["--config", item]
-    calls = ",".join(FLUSH_CALLS + ("rename", "renameat", "renameat2"))
+    calls = ",".join(
+        FLUSH_CALLS + ("rename", "renameat", "renameat2", "unlink", "unlinkat")
+    )
     proc = subprocess.run(
         ["strace", "-f", "-qq", "-e", "trace=" + calls, "-o", log]
         + apply_command(repo, kind, bundles[kind])
@@ -110,9 +112,13 @@ def durable_apply(work, kind, method):
 
 
 def journal_end(calls):
-    """Index of the rename of the store's journal to undo."""
+    """Index of the first call that ends what ``hg recover`` needs: the
+    rename of the store's journal to undo, or the removal of the list of
+    new directories (a stream's)."""
     for i, (call, args) in enumerate(calls):
         if call.startswith("rename") and '/store/journal"' in args:
+            return i
+        if call.startswith("unlink") and "/fastio-newpaths" in args:
             return i
     raise AssertionError("the journal was never renamed: %r" % calls)
 

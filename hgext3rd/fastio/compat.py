@@ -24,7 +24,7 @@ from mercurial import store, util
 #   closewrapbase._origfh        the file a vfs wrapper wraps
 #   cg1unpacker._stream          where a changegroup is read from
 #   transaction._file, ...       see journal_new_files
-#   transaction._writeundo       see transaction_commit_point
+#   transaction._generatefiles   see transaction_commit_point
 #   transaction._journal, ...    see transaction_files
 
 
@@ -365,17 +365,34 @@ def revlog_index_read():
 
 
 def transaction_commit_point():
-    """``(class, method name)``: the step of ``transaction.close`` that
-    ends the journal (6.7-7.2: ``_writeundo`` renames it to ``undo``; it is
-    called once the last file of the transaction is written, the journal
-    closed and its temporary files removed), or None where it is not
-    there."""
+    """``(class, method name)`` of the call that ends the writes of a
+    transaction's close, or None where it is not there.  6.7-7.2:
+    ``close`` generates its post-finalize files (``_generatefiles(group=
+    GEN_GROUP_POST_FINALIZE)``), the last thing it writes to the
+    repository; only then does it remove its temporary files (among them
+    the list of ``newpaths``, which ``hg recover`` needs) and turn the
+    journal into ``undo`` (``_writeundo``).  :func:`ends_writes` tells that
+    call from the others (``writepending``, the pre-finalize group)."""
     from mercurial import transaction
 
     cls = transaction.transaction
-    if _signature_problem(cls, "_writeundo", ("self",)) is None:
-        return cls, "_writeundo"
+    expected = ("self", "suffix", "group")
+    if (
+        _signature_problem(cls, "_generatefiles", expected) is None
+        and hasattr(transaction, "GEN_GROUP_POST_FINALIZE")
+        and hasattr(cls, "_writeundo")
+    ):
+        return cls, "_generatefiles"
     return None
+
+
+def ends_writes(args, kwargs):
+    """Whether ``_generatefiles(*args, **kwargs)`` is the commit point."""
+    from mercurial import transaction
+
+    suffix = kwargs.get("suffix", args[0] if args else b"")
+    group = kwargs.get("group", args[1] if len(args) > 1 else None)
+    return not suffix and group == transaction.GEN_GROUP_POST_FINALIZE
 
 
 def clone_function():
@@ -392,8 +409,8 @@ def clone_function():
 def transaction_files(tr):
     """Absolute paths of the files ``tr`` journaled or backed up (6.7-7.2:
     the journal file in ``tr._opener``, ``tr._backupentries`` of
-    ``(location, file, backup, cache)`` in ``tr._vfsmap``).  Read just
-    before its commit point: the journal is closed but still on disk."""
+    ``(location, file, backup, cache)`` in ``tr._vfsmap``).  Read at its
+    commit point: every entry is written to the journal file."""
     opener = tr._opener
     paths = []
     journal = opener.tryread(tr._journal) if tr._journal else b""

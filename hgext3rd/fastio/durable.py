@@ -2,13 +2,14 @@
 
 Mercurial never flushes what it writes to stable storage.  With
 ``fastio.durable=yes``, an apply (stream or changegroup) asks its
-transaction (:func:`request`) to flush everything it wrote, once the last
-file of the transaction is written and before its journal is gone:
-``transaction.close`` then writes the undo files and renames the journal
-to ``undo`` (``_writeundo``), and the flush runs just before (see
+transaction (:func:`request`) to flush everything it wrote once the last
+file of the transaction is written, before its journal is gone:
+``transaction.close`` generates its last files, then removes its
+temporary files (the list of ``newpaths`` among them) and renames the
+journal to ``undo``; the flush runs between the two (see
 ``compat.transaction_commit_point``).  A crash before the flush ends finds
-the journal (``hg recover`` rolls back); a crash after it finds the
-complete repository.
+the journal and the list (``hg recover`` rolls back, directories
+included); a crash after it finds the complete repository.
 
 Every write of the apply is done by then: the writing and closing threads
 are waited for before the apply returns (see ``filewriter``).
@@ -93,11 +94,12 @@ def _clone(orig, ui, *args, **kwargs):
 
 
 def _commit_point(orig, tr, *args, **kwargs):
+    result = orig(tr, *args, **kwargs)
     flush = getattr(tr, "_fastio_flush", None)
-    if flush is not None:
+    if flush is not None and compat.ends_writes(args, kwargs):
         tr._fastio_flush = None
         flush.run(tr)
-    return orig(tr, *args, **kwargs)
+    return result
 
 
 def _syncfs_function():
