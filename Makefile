@@ -6,7 +6,7 @@ VENV ?= .venv-hg$(HG)
 BIN = $(VENV)/bin
 STAMP = $(VENV)/.installed
 
-.PHONY: all demo test test-upstream bench bench-io bench-serve bench-mmap stress clean
+.PHONY: all demo test test-upstream bench bench-io bench-serve bench-mmap bench-durable stress clean
 
 all: test
 
@@ -100,9 +100,21 @@ COUNT ?= 500
 KILLS ?= 30
 STOCK_KILLS ?= 5
 JOBS ?= 2
+# DURABLE=auto|syncfs|fsync: every fastio apply with fastio.durable=yes
+DURABLE ?=
 stress: $(STAMP)
 	nice -n 10 $(BIN)/python bench/stress.py --seed $(SEED) --count $(COUNT) \
-	  --kills $(KILLS) --stock-kills $(STOCK_KILLS) --jobs $(JOBS)
+	  --kills $(KILLS) --stock-kills $(STOCK_KILLS) --jobs $(JOBS) \
+	  $(if $(DURABLE),--durable $(DURABLE))
+
+# what fastio.durable costs (bench/durablebench.py): DURABLE_FILES files on
+# the disk of DURABLE_DIR, not durable, durable, durable by fsync per file
+DURABLE_FILES ?= 10000
+DURABLE_RUNS ?= 7
+DURABLE_DIR ?= /tmp/fastio-durable-bench
+bench-durable: $(STAMP)
+	$(BIN)/python bench/durablebench.py --files $(DURABLE_FILES) \
+	  --runs $(DURABLE_RUNS) --dir $(DURABLE_DIR)
 
 clean:
 	rm -rf .venv-hg* bench/build build .pytest_cache

@@ -24,7 +24,11 @@ kill
     apart (Mercurial's rollback never removes directories).
 
 Usage: stress.py [--seed N] [--count N] [--kills N] [--formats v1,v2,...]
-       [--jobs N] [--workdir DIR] [--stock-kills N]
+       [--jobs N] [--workdir DIR] [--stock-kills N] [--durable METHOD]
+
+``--durable`` runs every fastio apply with ``fastio.durable=yes`` (the
+method: ``auto``, ``syncfs`` or ``fsync`` per file), so that kills also
+land in the flush.
 """
 
 import argparse
@@ -68,11 +72,14 @@ HOSTILE = [
 # -- environment ----------------------------------------------------------------
 
 
-def write_hgrc(path, fastio):
+def write_hgrc(path, fastio, durable=None):
     with open(path, "w") as f:
         f.write("[ui]\nusername = stress\n[experimental]\nstream-v3 = yes\n")
         if fastio:
             f.write("[extensions]\nfastio = %s\n" % EXT)
+        if fastio and durable:
+            f.write("[fastio]\ndurable = yes\n")
+            f.write("[devel]\nfastio.durable-method = %s\n" % durable)
 
 
 def hg(work, args, cwd=None, stock=False, env_extra=None, timeout=120, **kw):
@@ -513,8 +520,8 @@ def kill_trial(job):
 # -- driver -------------------------------------------------------------------------
 
 
-def setup(work):
-    write_hgrc(os.path.join(work, "hgrc"), True)
+def setup(work, durable=None):
+    write_hgrc(os.path.join(work, "hgrc"), True, durable)
     write_hgrc(os.path.join(work, "hgrc-stock"), False)
     so = os.path.join(work, "closedelay.so")
     subprocess.run(
@@ -606,6 +613,11 @@ def main():
         "--stock-kills", type=int, default=0, help="the same with stock (not judged)"
     )
     ap.add_argument("--formats", default=",".join(FORMATS))
+    ap.add_argument(
+        "--durable",
+        choices=("auto", "syncfs", "fsync"),
+        help="applies with fastio.durable=yes, flushing by this method",
+    )
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--workdir")
     ap.add_argument("--keep", action="store_true")
@@ -618,11 +630,18 @@ def main():
     os.makedirs(work, exist_ok=True)
     t0 = time.time()
     print(
-        "stress: seed %d, %d mutations per format, %d kills per path, %d jobs, in %s"
-        % (args.seed, args.count, args.kills, args.jobs, work),
+        "stress: seed %d, %d mutations per format, %d kills per path, %d jobs, in %s%s"
+        % (
+            args.seed,
+            args.count,
+            args.kills,
+            args.jobs,
+            work,
+            ", durable (%s)" % args.durable if args.durable else "",
+        ),
         flush=True,
     )
-    setup(work)
+    setup(work, args.durable)
     jobs = [(work, args.seed, fmt, i) for fmt in formats for i in range(args.count)]
     kill_paths = [p for p in KILL_PATHS if p.split("-")[0] in formats]
     durations = {p: measure(work, p) for p in kill_paths} if args.kills else {}

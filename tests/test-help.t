@@ -32,6 +32,7 @@ its default, and "hg config" knows them
   close-sample 8 documented
   close-threads 0 documented
   close-timeout 5s documented
+  durable no documented
   max-close-threads 256 documented
   max-pending-closes 256 documented
   memory-budget 64MB documented
@@ -43,11 +44,12 @@ its default, and "hg config" knows them
   slow-close-threshold 50us documented
   stream-writer yes documented
   write-buffer 1MB documented
-  16 options in the help
+  17 options in the help
 
-  $ grep -E '^(What|Writing|Populating|Checking|Configuration)' help.txt
+  $ grep -E '^(What|Writing|Durable|Populating|Checking|Configuration)' help.txt
   What is accelerated
   Writing files
+  Durable applies
   Populating memory mappings
   Checking a filesystem
   Configuration
@@ -58,6 +60,7 @@ its default, and "hg config" knows them
   fastio.close-sample=8
   fastio.close-threads=0
   fastio.close-timeout=5s
+  fastio.durable=False
   fastio.max-close-threads=256
   fastio.max-pending-closes=256
   fastio.memory-budget=64MB

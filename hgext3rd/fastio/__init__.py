@@ -109,6 +109,51 @@ When waiting for files still being written at the end of an operation
 takes more than a second, a ``closing files`` progress bar shows it.  ``--debug`` tells
 every decision (lines starting with ``fastio:``).
 
+Durable applies
+===============
+
+Mercurial never asks the operating system to write what it wrote to
+stable storage: when ``hg clone``, ``hg pull`` or ``hg unbundle`` returns,
+the new revlogs can still be only in memory, and a power cut or a kernel
+crash can then leave a repository whose journal is gone but whose files are
+empty or short.  With ``fastio.durable=yes``, every apply the extension
+accelerates (stream clones v1, v2 and v3 and stream bundles; changegroups:
+``hg clone`` without ``--stream``, ``hg pull``, ``hg unbundle``, narrow
+clones and ``hg tracked --addinclude``) has everything its transaction
+wrote (file contents, new directories and names, the fncache, phase roots,
+bookmarks and the other store files) on stable storage *before* the
+transaction commits, that is before its journal is turned into the undo
+files.  A crash before that point leaves the journal: ``hg recover`` rolls
+the apply back.  A crash after it leaves the complete repository.
+
+On Linux this is one ``syncfs`` of the filesystem of the store (and of
+``.hg`` if it is another one): the filesystem writes out every dirty page
+and commits its journal once, which costs a fraction of an ``fsync`` per
+file.  It also writes out what other programs left unwritten on that
+filesystem.  Elsewhere every file the transaction journaled or backed up,
+every file and directory the apply made, and the directory of each, gets
+its own ``fsync`` (on Windows ``FlushFileBuffers``, directories aside:
+Windows cannot open them; written for Windows, not run by the tests).  A
+stream clone also flushes the requirements Mercurial writes after its
+transaction, when the repository is unlocked.  A flush that fails aborts
+the command and leaves the journal, for ``hg recover``.  ``fastio.report``
+and ``--debug`` say how long flushing took (``fastio: durable:``).
+
+The checkout that ends ``hg clone`` is flushed too, once it is done (one
+more ``syncfs``; elsewhere an ``fsync`` of every tracked file, of the
+dirstate and of the directories): when ``hg clone`` returns, the working
+copy is on stable storage; a crash during the checkout leaves a working
+copy that ``hg update --clean`` repairs, as without this option.
+
+Not covered: ``hg update`` and ``hg pull --update`` (the working copy
+outside a clone); the undo files (``hg rollback``) are written after the flush;
+a local clone that copies or hardlinks the store, and applies with
+``fastio.stream-writer=no``, are Mercurial's own.  The order of the
+journal and the data *during* an apply is Mercurial's: a power cut in the
+middle of a pull into an existing repository can lose journal entries that
+were not yet written out, which ``hg recover`` then cannot use (with or
+without this option).
+
 Populating memory mappings
 ==========================
 
@@ -235,6 +280,11 @@ Configuration
   Use the fast store writer for stream clones (default: yes); ``no``
   falls back to Mercurial's own code (the closer is still used).
 
+``fastio.durable``
+  ``yes`` flushes what an apply wrote to stable storage before its
+  transaction commits (see "Durable applies"). Default: ``no`` (nothing
+  is flushed, as in Mercurial).
+
 ``fastio.mmap-populate``
   ``auto`` (default), ``always``, ``never`` or ``background``: how the
   memory mappings of store data are populated (see "Populating memory
@@ -248,7 +298,8 @@ Configuration
   bytes written, closes done in background and threads, time spent waiting
   for them, the peak of pending closes, how closing was decided, which
   revlog indexes Mercurial maps, and the mmap population policy with what
-  it did so far.  A stream clone reports the files of the stream; a
+  it did so far, and the time flushing took under ``fastio.durable``.  A
+  stream clone reports the files of the stream; a
   checkout (or any other ``backgroundclosing`` block) gets its own
   section.  A command that read or wrote bundle files ends with their
   system calls and mean size.  Lines start with ``fastio:`` and go to
@@ -287,6 +338,8 @@ _WIRING = (
     ("mercurial.vfs", "hooks", "wire_vfs"),
     # hg recover also removes the directories an apply made
     ("mercurial.transaction", "recovery", "wire"),
+    # fastio.durable: the flush before the journal is removed
+    ("mercurial.transaction", "durable", "wire"),
     # streamclone.consumev1/v2/v3
     ("mercurial.streamclone", "streamclone", "wire"),
     # every changegroup apply
@@ -326,6 +379,17 @@ def _wire(ui):
         afterload.when_loaded(
             module, lambda loaded, p=part, f=function: _wiring(p, f)(ui), failed
         )
+
+
+@eh.wrapcommand(b"clone")
+def _clone(orig, ui, *args, **opts):
+    # fastio.durable flushes the checkout a clone ends with
+    if not ui.configbool(b"fastio", b"durable"):
+        return orig(ui, *args, **opts)
+    from . import durable
+
+    with durable.flushing_clones():
+        return orig(ui, *args, **opts)
 
 
 @eh.reposetup

@@ -10,7 +10,6 @@ It must only be used on a stream that ends where the data of interest ends
 (a bundle2 part): it reads ahead up to ``size`` bytes.
 """
 
-
 from mercurial.i18n import _
 from mercurial import error
 

@@ -35,6 +35,7 @@ from . import (
     compat,
     compressors,
     config,
+    durable,
     newpaths,
     report,
     revlogwriter,
@@ -110,11 +111,12 @@ def apply(orig, self, repo, tr, *args, **kwargs):
 
 def _apply(orig, self, repo, tr, *args, **kwargs):
     global _active
+    settings = config.settings(repo.ui)
+    durable.request(repo, tr, settings)
     if _active is not None or threading.current_thread() is not (
         threading.main_thread()
     ):
         return orig(self, repo, tr, *args, **kwargs)
-    settings = config.settings(repo.ui)
     stats = report.OperationStats(b"changegroup")
     tuning = settings.tuning(
         repo.ui, getattr(repo, "cachevfs", None), compat.store_path(repo)

@@ -24,6 +24,8 @@ from mercurial import store, util
 #   closewrapbase._origfh        the file a vfs wrapper wraps
 #   cg1unpacker._stream          where a changegroup is read from
 #   transaction._file, ...       see journal_new_files
+#   transaction._generatefiles   see transaction_commit_point
+#   transaction._journal, ...    see transaction_files
 
 
 def path_auditor(vfs):
@@ -419,6 +421,67 @@ def delta_store_revlog(store):
 
     rl = getattr(store, "_revlog", store)
     return rl if isinstance(rl, revlog.revlog) else None
+
+
+def transaction_commit_point():
+    """``(class, method name)`` of the call that ends the writes of a
+    transaction's close, or None where it is not there.  6.7-7.2:
+    ``close`` generates its post-finalize files (``_generatefiles(group=
+    GEN_GROUP_POST_FINALIZE)``), the last thing it writes to the
+    repository; only then does it remove its temporary files (among them
+    the list of ``newpaths``, which ``hg recover`` needs) and turn the
+    journal into ``undo`` (``_writeundo``).  :func:`ends_writes` tells that
+    call from the others (``writepending``, the pre-finalize group)."""
+    from mercurial import transaction
+
+    cls = transaction.transaction
+    expected = ("self", "suffix", "group")
+    if (
+        _signature_problem(cls, "_generatefiles", expected) is None
+        and hasattr(transaction, "GEN_GROUP_POST_FINALIZE")
+        and hasattr(cls, "_writeundo")
+    ):
+        return cls, "_generatefiles"
+    return None
+
+
+def ends_writes(args, kwargs):
+    """Whether ``_generatefiles(*args, **kwargs)`` is the commit point."""
+    from mercurial import transaction
+
+    suffix = kwargs.get("suffix", args[0] if args else b"")
+    group = kwargs.get("group", args[1] if len(args) > 1 else None)
+    return not suffix and group == transaction.GEN_GROUP_POST_FINALIZE
+
+
+def clone_function():
+    """``(module, "clone")``: the clone the clone command calls (7.2:
+    ``mercurial.cmd_impls.clone``, where ``hg.clone`` is a deprecated alias
+    that calls it; 6.7: ``mercurial.hg``)."""
+    try:
+        from mercurial.cmd_impls import clone as clone_impl
+    except ImportError:
+        from mercurial import hg as clone_impl
+    return clone_impl, "clone"
+
+
+def transaction_files(tr):
+    """Absolute paths of the files ``tr`` journaled or backed up (6.7-7.2:
+    the journal file in ``tr._opener``, ``tr._backupentries`` of
+    ``(location, file, backup, cache)`` in ``tr._vfsmap``).  Read at its
+    commit point: every entry is written to the journal file."""
+    opener = tr._opener
+    paths = []
+    journal = opener.tryread(tr._journal) if tr._journal else b""
+    for line in journal.splitlines():
+        name = line.partition(b"\0")[0]
+        if name:
+            paths.append(opener.join(name))
+    for location, name, __, ___ in tr._backupentries:
+        vfs = tr._vfsmap.get(location)
+        if vfs is not None and name:
+            paths.append(vfs.join(name))
+    return paths
 
 
 def report_unsupported(ui, part, problems):

@@ -29,6 +29,9 @@ eh.configitem(SECTION, b"read-buffer", default=b"1MB")
 eh.configitem(SECTION, b"write-buffer", default=b"1MB")
 eh.configitem(SECTION, b"mmap-populate", default=b"auto")
 eh.configitem(SECTION, b"mmap-populate-threshold", default=b"1MB")
+eh.configitem(SECTION, b"durable", default=False)
+# tests and the bench: syncfs, or an fsync per file (durable.METHOD_*)
+eh.configitem(b"devel", b"fastio.durable-method", default=b"auto")
 # tests: the helper forced off (pure) or to start with a fallback method
 eh.configitem(b"devel", b"fastio.mmap-helper", default=b"auto")
 # the bench: the population thread's priority (added to its nice value)
@@ -47,6 +50,9 @@ _MODES = {
     b"off": b"never",
     b"false": b"never",
 }
+
+# durable.METHOD_* (spelled out: reading the configuration loads no more)
+_DURABLE_METHODS = (b"auto", b"syncfs", b"fsync")
 
 _UNITS = (
     (b"ns", 1),
@@ -116,6 +122,14 @@ class Settings:
         self.read_buffer = max(0, ui.configbytes(SECTION, b"read-buffer"))
         self.write_buffer = max(0, ui.configbytes(SECTION, b"write-buffer"))
         self.stream_writer = ui.configbool(SECTION, b"stream-writer")
+        self.durable = ui.configbool(SECTION, b"durable")
+        self.durable_method = (
+            ui.config(b"devel", b"fastio.durable-method").strip().lower()
+        )
+        if self.durable_method not in _DURABLE_METHODS:
+            raise error.ConfigError(
+                _(b"devel.fastio.durable-method must be auto, syncfs or fsync")
+            )
         self.report = ui.configbool(SECTION, b"report")
         self.probe_max_age_s = max(0, parse_age_s(ui.config(SECTION, b"probe-max-age")))
         self.memory_budget = max(1 << 20, ui.configbytes(SECTION, b"memory-budget"))

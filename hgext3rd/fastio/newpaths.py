@@ -113,6 +113,14 @@ class NewPaths:
         remove(self._dirs, self._files)
 
 
+def recorded(tr):
+    """``(dirs, files)``: absolute paths of what ``tr`` recorded so far."""
+    new = _BY_TRANSACTION.get(tr)
+    if new is None:
+        return [], []
+    return [path for __, path in new._dirs], list(new._files)
+
+
 def _root(vfs):
     return vfs.join(b"x")[:-1]
 

@@ -19,7 +19,16 @@ from mercurial import (
     util,
 )
 
-from . import buffers, compat, config, prefetch, prescan, report, storewriter
+from . import (
+    buffers,
+    compat,
+    config,
+    durable,
+    prefetch,
+    prescan,
+    report,
+    storewriter,
+)
 
 _SRC_STORE = b"s"
 _SRC_CACHE = b"c"
@@ -67,6 +76,7 @@ class _Application:
     def transaction(self):
         repo = self.repo
         with repo.transaction(b"clone") as tr:
+            durable.request(repo, tr, self.settings, stream=True)
             tuning = self.settings.tuning(
                 self.ui, getattr(repo, "cachevfs", None), compat.store_path(repo)
             )
