@@ -381,7 +381,15 @@ def _wire(ui):
         )
 
 
-@eh.wrapcommand(b"clone")
+@eh.uisetup
+def _wrap_clone(ui):
+    # (not eh.wrapcommand: Mercurial 7.2's command table is filled when
+    # mercurial.commands loads, which a library user may not have done yet)
+    from mercurial import commands, extensions
+
+    extensions.wrapcommand(commands.table, b"clone", _clone)
+
+
 def _clone(orig, ui, *args, **opts):
     # fastio.durable flushes the checkout a clone ends with
     if not ui.configbool(b"fastio", b"durable"):
