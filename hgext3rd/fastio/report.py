@@ -24,6 +24,7 @@ class OperationStats:
         self.filewriter = filewriter.FileWriterStats()
         self.elapsed = None
         self.svfs = svfs
+        self.ahead = None  # a changegroup's precompress.CompressAhead
 
 
 def mmap_policy(svfs):
@@ -67,6 +68,12 @@ def lines(stats):
         out.append(b"fastio: closing: %s" % c.decision)
     if c.median_close_ns is not None:
         out.append(b"fastio: median close: %d us" % (c.median_close_ns // 1000))
+    ahead = stats.ahead
+    if ahead is not None and ahead.made:
+        out.append(
+            b"fastio: compressed ahead: %d revisions, %d taken, %d compressed on the"
+            b" applying thread" % (ahead.made, ahead.hits, ahead.misses)
+        )
     policy = mmap_policy(stats.svfs)
     if policy is not None:
         out.append(b"fastio: mmap policy: %s" % policy)
