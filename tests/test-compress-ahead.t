@@ -115,4 +115,24 @@ abort as stock, the repository as it was
   requires
   $ hg -R cut verify -q
 
+A write that fails (ENOSPC) while the reading thread is ahead: one abort,
+the repository as it was, for background and inline closes
+
+  $ command -v gcc > /dev/null || exit 80
+  $ gcc -O2 -shared -fPIC -o "$TESTTMP/fault.so" "$TESTDIR/faultshim.c" -ldl
+  $ for mode in never always; do
+  >   hg init full-$mode
+  >   LD_PRELOAD="$TESTTMP/fault.so" FASTIO_FAIL_WRITE=data/d2/f100.i hg -R full-$mode unbundle -q $ON \
+  >     --config fastio.background-close=$mode zstd-v2.hg > out 2>&1
+  >   echo "exit $?"
+  >   grep -E '^(abort|Traceback)' out
+  >   ls full-$mode/.hg/store
+  > done
+  exit 255
+  abort: *No space left on device* (glob)
+  requires
+  exit 255
+  abort: * No space left on device* (glob)
+  requires
+
   $ killdaemons
