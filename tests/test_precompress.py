@@ -19,6 +19,20 @@ from hgext3rd.fastio import precompress  # noqa: E402
 HEADER = 102  # a cg3 delta header
 
 
+@pytest.fixture(autouse=True, params=["c", "python"])
+def walk(request, monkeypatch):
+    """Every test with the C walk (when built) and the Python one."""
+    if request.param == "c":
+        if precompress.revision_spans is None:
+            pytest.skip("_streamscan not built")
+        monkeypatch.setattr(precompress, "_revision_spans", precompress.revision_spans)
+    else:
+        monkeypatch.setattr(
+            precompress, "_revision_spans", precompress._revision_spans_py
+        )
+    return request.param
+
+
 class Zlib:
     """A revlog compressor's face: compress(data) -> bytes or None."""
 
@@ -42,7 +56,7 @@ def delta(base_len, text):
     return b"H" * HEADER + struct.pack(">lll", 3, base_len, len(text)) + text
 
 
-TEXTS = [(b"revision %d " % i) * (20 + i * 13) for i in range(40)]
+TEXTS = [(b"revision %d " % i) * (50 + i * 13) for i in range(40)]
 
 
 def stream():
@@ -66,20 +80,24 @@ def fed(data, block):
 
 
 def expected():
-    """What the revlogs would compress: texts of deltas against nothing,
-    the other deltas as they came."""
+    """What is compressed ahead: texts of deltas against nothing, the other
+    deltas as they came, unless small (the applying thread's to compress)."""
     for i, text in enumerate(TEXTS):
         if i == 0 or i % 3:
-            yield text
-        else:
+            if len(text) >= precompress._MIN_TEXT:
+                yield text
+        elif len(text) + 12 >= precompress._MIN_DELTA:
             yield struct.pack(">lll", 3, 100, len(text)) + text
+
+
+MADE = len(list(expected()))
 
 
 @pytest.mark.parametrize("block", [1, 7, 100, 4096, 1 << 20])
 def test_every_revision_found_however_the_blocks_fall(block):
     ahead = fed(stream(), block)
     assert ahead.failure is None
-    assert ahead.made == len(TEXTS)
+    assert ahead.made == MADE
     # (tiny blocks: what is more than _KEEP_BLOCKS behind is dropped)
     last = list(expected())[-1]
     assert ahead.take(last) == zlib.compress(last)
@@ -91,8 +109,8 @@ def test_every_revision_handed_over(block):
     for data in expected():
         found = ahead.take(data)
         assert found == zlib.compress(data)
-    assert ahead.made == len(TEXTS)
-    assert ahead.hits == len(TEXTS) and ahead.misses == 0
+    assert ahead.made == MADE
+    assert ahead.hits == MADE and ahead.misses == 0
 
 
 def test_what_was_not_made_is_a_miss():
@@ -110,11 +128,11 @@ def test_what_was_not_made_is_a_miss():
 def test_first_block_is_followed_not_compressed():
     data = stream()
     ahead = precompress.CompressAhead(Zlib(), b"key", HEADER)
-    ahead.feed(data[:500], compress=False)
-    ahead.feed(data[500:])
+    ahead.feed(data[:3000], compress=False)
+    ahead.feed(data[3000:])
     # the revisions completed in the first block were not compressed; the
     # rest were, found from the right chunk boundaries
-    assert 0 < ahead.made < len(TEXTS)
+    assert 0 < ahead.made < MADE
     assert ahead.take(TEXTS[-2]) == zlib.compress(TEXTS[-2])
     assert ahead.failure is None
 
@@ -252,3 +270,69 @@ def test_no_reading_thread_outlives_an_apply(tmp_path):
     assert out.returncode == 0, err
     assert "fastio: compressed ahead:" in err
     assert "threads: ['MainThread']" in err
+
+
+def test_small_revisions_are_left_to_the_applying_thread():
+    text = b"short" * 20
+    small = struct.pack(">lll", 3, 100, len(text)) + text
+    data = chunk(b"H" * HEADER + small) + chunk(delta_against_nothing(text))
+    ahead = fed(data + b"\0\0\0\0", 4096)
+    assert ahead.made == 0
+    assert ahead.take(small) is precompress.MISS
+    assert ahead.take(text) is precompress.MISS
+
+
+def test_the_c_walk_is_the_python_walk():
+    import random
+
+    if precompress.revision_spans is None:
+        pytest.skip("_streamscan not built")
+    rng = random.Random(7)
+    base = stream()
+    for trial in range(300):
+        data = bytearray(base[: rng.randrange(len(base))])
+        for _ in range(rng.randrange(4)):
+            if data:
+                data[rng.randrange(len(data))] = rng.randrange(256)
+        if trial % 3 == 0:
+            data = bytearray(rng.randbytes(rng.randrange(200)))
+        args = (bytes(data), rng.choice([80, 100, 102, 103]), 64, 2048, 1 << 12)
+        assert precompress.revision_spans(*args) == precompress._revision_spans_py(
+            *args
+        )
+
+
+def small_deltas(count):
+    text = b"a small change\n" * 10
+    one = chunk(b"H" * HEADER + struct.pack(">lll", 3, 100, len(text)) + text)
+    return one * count
+
+
+def test_no_thread_where_it_would_not_pay():
+    # a fast source of small deltas: nothing worth the lock's hand-overs
+    data = small_deltas(200)
+    ahead = precompress.CompressAhead(Zlib(), b"key", HEADER)
+    reader, stop = precompress.reading(Source(data), 4096, ahead)
+    assert stop is None
+    assert reader.read(len(data) + 1) == data
+
+
+def test_a_thread_where_reading_is_slow():
+    import time
+
+    class Slow(Source):
+        def read(self, n):
+            time.sleep(0.01)
+            return super().read(n)
+
+    data = small_deltas(200)
+    ahead = precompress.CompressAhead(Zlib(), b"key", HEADER)
+    reader, stop = precompress.reading(Slow(data), 4096, ahead)
+    assert stop is not None
+    got = b""
+    while len(got) < len(data):
+        block = reader.read(4096)
+        assert block
+        got += block
+    stop()
+    assert got == data

@@ -19,15 +19,34 @@ failure of the thread's guessing stops the guessing, never the apply.
 
 import collections
 import struct
+import time
+
+from mercurial import demandimport
+
+with demandimport.deactivated():
+    try:
+        from ._streamscan import revision_spans
+    except ImportError:  # not built: the same walk in Python
+        revision_spans = None
 
 _chunk_length = struct.Struct(">l").unpack_from
 _hunk_header = struct.Struct(">lll").unpack_from
 
-# compressors leave shorter data as it is; not worth a lookup
-_MIN_SIZE = 64
+# what is compressed ahead: each result made on the other thread costs the
+# applying thread a hand-over of Python's lock, about what compressing half
+# a kilobyte of text or a couple of kilobytes of delta costs it (measured:
+# 10k new files, and history-rich bundles whose deltas and changelog
+# entries are mostly a few hundred bytes)
+_MIN_TEXT = 512
+_MIN_DELTA = 2048
 # a revision larger than this is compressed where stock compresses it
 # (also bounds what a corrupt length makes the thread hold)
 _MAX_SIZE = 16 << 20
+# reading a megabyte slower than this (decompressing bzip2 or gzip, or a
+# network) is worth a reading thread whatever there is to compress
+_SLOW_READ_S = 0.004
+# so is a block of which this share is to be compressed ahead
+_WORTH_AHEAD = 0.25
 # blocks after which an unclaimed result is dropped (the applying thread
 # is at most the prefetch queue behind the reading thread)
 _KEEP_BLOCKS = 40
@@ -51,6 +70,8 @@ class CompressAhead:
         self._block = 0
         self._tail = b""  # the start of a chunk the next block completes
         self._skip = 0  # bytes of an oversized chunk still to pass
+        # bytes the last block had to compress ahead
+        self.last_span_bytes = 0
         self.failure = None
         # applying thread's counts
         self.hits = 0
@@ -75,49 +96,29 @@ class CompressAhead:
         if self._skip:
             passed = min(self._skip, len(block))
             self._skip -= passed
+            if self._skip:
+                return
             block = block[passed:]
         data = self._tail + block if self._tail else block
-        pos = 0
-        end = len(data)
+        spans, pos, self._skip = _revision_spans(
+            data, self._header_size, _MIN_TEXT, _MIN_DELTA, _MAX_SIZE
+        )
+        self._tail = data[pos:]
+        number = self._block
         ready = self._ready
         order = self._order
-        compress = self._compress
-        number = self._block
-        while end - pos >= 4:
-            length = _chunk_length(data, pos)[0]
-            if length <= 4:
-                # a group's end (or a corrupt length the applying thread
-                # refuses): nothing to compress
-                pos += 4
-                continue
-            if length > _MAX_SIZE:
-                available = end - pos
-                self._skip = max(0, length - available)
-                pos = min(end, pos + length)
-                continue
-            if end - pos < length:
-                break
-            text = compress_them and self._revision(data, pos + 4, pos + length)
-            pos += length
-            if text and text not in ready:
-                ready[text] = compress(text)
-                order.append((number, text))
-                self.made += 1
-        self._tail = data[pos:]
+        self.last_span_bytes = sum(end - start for start, end in spans)
+        if compress_them:
+            compress = self._compress
+            for start, end in spans:
+                text = data[start:end]
+                if text not in ready:
+                    ready[text] = compress(text)
+                    order.append((number, text))
+                    self.made += 1
         # drop what the applying thread went past without claiming
         while order and order[0][0] < number - _KEEP_BLOCKS:
             ready.pop(order.popleft()[1], None)
-
-    def _revision(self, data, start, end):
-        """What a revlog is likely to compress for the chunk ``data[start:
-        end]``: the full text of a delta against nothing, else the delta."""
-        delta = start + self._header_size
-        if end - delta < _MIN_SIZE:
-            return None
-        hunk_start, hunk_end, size = _hunk_header(data, delta)
-        if hunk_start == 0 and hunk_end == 0 and size == end - delta - 12:
-            return bytes(data[delta + 12 : end])
-        return bytes(data[delta:end])
 
     # -- the applying thread ------------------------------------------------
 
@@ -145,21 +146,70 @@ class _Replayed:
         if not first:
             return self._read(n)
         self._first = first[n:]
+        if len(first) < n:
+            return first + self._read(n - len(first))
         return first[:n]
 
 
 def reading(source, block, ahead, max_blocks=16):
     """``(reader, stop)``: what the applying thread reads ``source``
     through, compressed ahead by ``ahead`` on a thread of its own when
-    there is more than a block of it, and what stops that thread."""
+    that pays, and what stops that thread (None: no thread).
+
+    The first block tells: a thread pays when reading is slow (a bundle's
+    bzip2 or gzip, a network) or when there is much to compress ahead (new
+    files' texts).  Otherwise (a zstd bundle of small deltas) it would only
+    take Python's lock from the applying thread for the little it saves.
+    """
+    started = time.perf_counter()
     first = source.read(block)
+    took = time.perf_counter() - started
     if len(first) < block:
         # the whole changegroup in one block: no thread for it
         return _Replayed(first, source), None
+    ahead.feed(first, compress=False)
+    if took < _SLOW_READ_S * block / (1 << 20) and (
+        ahead.last_span_bytes < _WORTH_AHEAD * block
+    ):
+        return _Replayed(first, source), None
     from . import prefetch
 
-    ahead.feed(first, compress=False)
     reader = prefetch.PrefetchReader(
         source, block=block, max_blocks=max_blocks, on_block=ahead.feed, first=first
     )
     return reader, reader.close
+
+
+def _revision_spans_py(data, header_size, min_text, min_delta, max_size):
+    """``_streamscan.revision_spans`` in Python: ``(spans, pos, skip)``,
+    the ``(start, end)`` in ``data`` of what a revlog will likely compress
+    of each complete chunk (the text of a delta against nothing, else the
+    delta), where the first incomplete chunk starts, and the bytes still to
+    pass of a chunk over ``max_size``."""
+    spans = []
+    pos = skip = 0
+    end = len(data)
+    while end - pos >= 4:
+        length = _chunk_length(data, pos)[0]
+        if length <= 4:
+            # a group's end (or a length the applying thread refuses)
+            pos += 4
+            continue
+        if length > max_size:
+            skip = max(0, length - (end - pos))
+            pos = min(end, pos + length)
+            continue
+        if end - pos < length:
+            break
+        delta = pos + 4 + header_size
+        size = pos + length - delta
+        pos += length
+        if size >= 12 and _hunk_header(data, delta) == (0, 0, size - 12):
+            if size - 12 >= min_text:
+                spans.append((delta + 12, pos))
+        elif size >= min_delta and size > 0:
+            spans.append((delta, pos))
+    return spans, pos, skip
+
+
+_revision_spans = revision_spans or _revision_spans_py
