@@ -186,11 +186,23 @@ static long be32(const unsigned char *p)
 			       (uint32_t)p[2] << 8 | (uint32_t)p[3]);
 }
 
+static int append_index(PyObject *list, Py_ssize_t value)
+{
+	PyObject *item = PyLong_FromSsize_t(value);
+	int err;
+	if (item == NULL)
+		return -1;
+	err = PyList_Append(list, item);
+	Py_DECREF(item);
+	return err;
+}
+
 PyDoc_STRVAR(revision_spans_doc,
 	     "revision_spans(buf, header_size, min_text, min_delta, max_size)\n"
 	     "    -> (spans, pos, skip)\n\n"
 	     "Walk the changegroup chunks of buf (from 0) and list, as\n"
-	     "(start, end), what a revlog would likely compress of each delta\n"
+	     "start, end, start, end... (a flat list: no tuple for the garbage\n"
+	     "collector to count), what a revlog would likely compress of each delta\n"
 	     "chunk: the text of a delta against nothing (one hunk from 0 to 0\n"
 	     "covering the rest) of min_text bytes or more, else the delta\n"
 	     "itself if of min_delta bytes or more.  A chunk longer than\n"
@@ -247,15 +259,11 @@ static PyObject *revision_spans(PyObject *self, PyObject *args)
 			start = delta;
 		}
 		pos += length;
-		if (start >= 0) {
-			PyObject *span = Py_BuildValue("(nn)", start, pos);
-			if (span == NULL || PyList_Append(spans, span) < 0) {
-				Py_XDECREF(span);
-				Py_DECREF(spans);
-				PyBuffer_Release(&view);
-				return NULL;
-			}
-			Py_DECREF(span);
+		if (start >= 0 && (append_index(spans, start) < 0 ||
+				   append_index(spans, pos) < 0)) {
+			Py_DECREF(spans);
+			PyBuffer_Release(&view);
+			return NULL;
 		}
 	}
 	PyBuffer_Release(&view);

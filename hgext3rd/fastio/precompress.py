@@ -66,8 +66,10 @@ class CompressAhead:
         self._compress = compressor.compress
         self._header_size = header_size
         self._ready = {}  # bytes -> what the compressor returns for them
-        self._order = collections.deque()  # (block, bytes), oldest first
-        self._block = 0
+        # what was made, oldest first, and how much of it each block made
+        # (no tuples: a thread making them would set off the collector)
+        self._order = collections.deque()
+        self._made_per_block = collections.deque()
         self._tail = b""  # the start of a chunk the next block completes
         self._skip = 0  # bytes of an oversized chunk still to pass
         # bytes the last block had to compress ahead
@@ -92,7 +94,6 @@ class CompressAhead:
             self.failure = exc
 
     def _feed(self, block, compress_them):
-        self._block += 1
         if self._skip:
             passed = min(self._skip, len(block))
             self._skip -= passed
@@ -104,21 +105,26 @@ class CompressAhead:
             data, self._header_size, _MIN_TEXT, _MIN_DELTA, _MAX_SIZE
         )
         self._tail = data[pos:]
-        number = self._block
         ready = self._ready
         order = self._order
-        self.last_span_bytes = sum(end - start for start, end in spans)
+        self.last_span_bytes = sum(spans[1::2]) - sum(spans[0::2])
+        made = 0
         if compress_them:
             compress = self._compress
-            for start, end in spans:
-                text = data[start:end]
+            ends = iter(spans)
+            for start in ends:
+                text = data[start : next(ends)]
                 if text not in ready:
                     ready[text] = compress(text)
-                    order.append((number, text))
-                    self.made += 1
+                    order.append(text)
+                    made += 1
+        self.made += made
         # drop what the applying thread went past without claiming
-        while order and order[0][0] < number - _KEEP_BLOCKS:
-            ready.pop(order.popleft()[1], None)
+        counts = self._made_per_block
+        counts.append(made)
+        while len(counts) > _KEEP_BLOCKS:
+            for _ in range(counts.popleft()):
+                ready.pop(order.popleft(), None)
 
     # -- the applying thread ------------------------------------------------
 
@@ -182,10 +188,10 @@ def reading(source, block, ahead, max_blocks=16):
 
 def _revision_spans_py(data, header_size, min_text, min_delta, max_size):
     """``_streamscan.revision_spans`` in Python: ``(spans, pos, skip)``,
-    the ``(start, end)`` in ``data`` of what a revlog will likely compress
-    of each complete chunk (the text of a delta against nothing, else the
-    delta), where the first incomplete chunk starts, and the bytes still to
-    pass of a chunk over ``max_size``."""
+    ``spans`` the starts and ends (flat) in ``data`` of what a revlog will
+    likely compress of each complete chunk (the text of a delta against
+    nothing, else the delta), ``pos`` where the first incomplete chunk
+    starts, ``skip`` the bytes still to pass of a chunk over ``max_size``."""
     spans = []
     pos = skip = 0
     end = len(data)
@@ -206,9 +212,9 @@ def _revision_spans_py(data, header_size, min_text, min_delta, max_size):
         pos += length
         if size >= 12 and _hunk_header(data, delta) == (0, 0, size - 12):
             if size - 12 >= min_text:
-                spans.append((delta + 12, pos))
+                spans += (delta + 12, pos)
         elif size >= min_delta and size > 0:
-            spans.append((delta, pos))
+            spans += (delta, pos)
     return spans, pos, skip
 
 
