@@ -103,7 +103,7 @@ def test_every_revision_found_however_the_blocks_fall(block):
     assert ahead.take(last) == zlib.compress(last)
 
 
-@pytest.mark.parametrize("block", [4096, 1 << 20])
+@pytest.mark.parametrize("block", [16384, 1 << 20])
 def test_every_revision_handed_over(block):
     ahead = fed(stream(), block)
     for data in expected():
@@ -114,7 +114,7 @@ def test_every_revision_handed_over(block):
 
 
 def test_what_was_not_made_is_a_miss():
-    ahead = fed(stream(), 4096)
+    ahead = fed(stream(), 1 << 20)
     assert ahead.take(b"never seen" * 20) is precompress.MISS
     # taken once: a second ask is the applying thread's to compress
     first = next(expected())

@@ -49,7 +49,7 @@ _SLOW_READ_S = 0.004
 _WORTH_AHEAD = 0.25
 # blocks after which an unclaimed result is dropped (the applying thread
 # is at most the prefetch queue behind the reading thread)
-_KEEP_BLOCKS = 40
+_KEEP_BLOCKS = 24
 
 MISS = object()
 
