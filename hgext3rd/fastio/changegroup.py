@@ -138,22 +138,24 @@ def _apply(orig, self, repo, tr, *args, **kwargs):
     # (not a raw peer stream, where the protocol goes on after it)
     # (under --debug, stock's bundle2 debug lines come in stock's order)
     read_ahead = isinstance(stream, bundle2.unbundlepart) and not repo.ui.debugflag
-    ahead = stop_ahead = None
-    if read_ahead:
-        source = stream
-        ahead = _compressing_ahead(repo, self, settings)
-        if ahead is not None:
-            source, stop_ahead = precompress.reading(
-                stream, settings.buffer_size, ahead
-            )
-        compat.set_changegroup_source(
-            self, buffers.StreamBuffer(source, settings.buffer_size)
-        )
+    ahead = _compressing_ahead(repo, self, settings) if read_ahead else None
+    stop_ahead = None
     _active = opener
     try:
         with compressors.shared(), compressors.taking(ahead):
             complete = False
             try:
+                if read_ahead:
+                    source = stream
+                    if ahead is not None:
+                        # (reads the first block: it tells whether a
+                        # thread pays)
+                        source, stop_ahead = precompress.reading(
+                            stream, settings.buffer_size, ahead
+                        )
+                    compat.set_changegroup_source(
+                        self, buffers.StreamBuffer(source, settings.buffer_size)
+                    )
                 result = orig(self, repo, tr, *args, **kwargs)
                 complete = True
             finally:

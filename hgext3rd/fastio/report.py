@@ -5,6 +5,7 @@ Mercurial's output are not affected.
 """
 
 from mercurial import configitems, util
+from mercurial.utils import stringutil
 
 from . import filewriter, mmappolicy
 
@@ -70,10 +71,14 @@ def lines(stats):
         out.append(b"fastio: median close: %d us" % (c.median_close_ns // 1000))
     ahead = stats.ahead
     if ahead is not None and ahead.made:
-        out.append(
+        line = (
             b"fastio: compressed ahead: %d revisions, %d taken, %d compressed on the"
             b" applying thread" % (ahead.made, ahead.hits, ahead.misses)
         )
+        if ahead.failure is not None:
+            # (the guessing stopped there; the apply went on as stock's)
+            line += b" (stopped: %s)" % stringutil.forcebytestr(ahead.failure)
+        out.append(line)
     policy = mmap_policy(stats.svfs)
     if policy is not None:
         out.append(b"fastio: mmap policy: %s" % policy)
