@@ -32,6 +32,7 @@ its default, and "hg config" knows them
   close-sample 8 documented
   close-threads 0 documented
   close-timeout 5s documented
+  compress-ahead yes documented
   durable no documented
   max-close-threads 256 documented
   max-pending-closes 256 documented
@@ -44,7 +45,7 @@ its default, and "hg config" knows them
   slow-close-threshold 50us documented
   stream-writer yes documented
   write-buffer 1MB documented
-  17 options in the help
+  18 options in the help
 
   $ grep -E '^(What|Writing|Durable|Populating|Checking|Configuration)' help.txt
   What is accelerated
@@ -60,6 +61,7 @@ its default, and "hg config" knows them
   fastio.close-sample=8
   fastio.close-threads=0
   fastio.close-timeout=5s
+  fastio.compress-ahead=True
   fastio.durable=False
   fastio.max-close-threads=256
   fastio.max-pending-closes=256

@@ -48,6 +48,15 @@ blocks.  Every deferred close is done before the transaction closes or
 rolls back, and a file is never reopened, renamed or removed while its close
 is pending.
 
+A changegroup of more than one block (``fastio.buffer-size``) is read by a
+second thread a few blocks ahead, which also decompresses the bundle and
+compresses the revisions the revlogs will most likely store (a new file's
+full text, a delta as it came) with a compressor of the store's engine and
+level.  Mercurial's compressors then take those results instead of
+compressing: they are looked up by the very bytes to compress, so the store
+is byte for byte the one Mercurial writes, and a guess no revlog asks for
+only costs time on the other core (``fastio.compress-ahead``).
+
 Every ``vfs.backgroundclosing`` block of Mercurial (working copy updates,
 among others) uses the extension's closer instead of stock's, so that a
 failing close always aborts the command.
@@ -280,6 +289,10 @@ Configuration
   Use the fast store writer for stream clones (default: yes); ``no``
   falls back to Mercurial's own code (the closer is still used).
 
+``fastio.compress-ahead``
+  Compress a changegroup's revisions ahead on a second thread (see
+  "What is accelerated"). Default: ``yes``.
+
 ``fastio.durable``
   ``yes`` flushes what an apply wrote to stable storage before its
   transaction commits (see "Durable applies"). Default: ``no`` (nothing
@@ -298,7 +311,8 @@ Configuration
   bytes written, closes done in background and threads, time spent waiting
   for them, the peak of pending closes, how closing was decided, which
   revlog indexes Mercurial maps, and the mmap population policy with what
-  it did so far, and the time flushing took under ``fastio.durable``.  A
+  it did so far, the time flushing took under ``fastio.durable``, and how
+  many revisions a changegroup had compressed ahead.  A
   stream clone reports the files of the stream; a
   checkout (or any other ``backgroundclosing`` block) gets its own
   section.  A command that read or wrote bundle files ends with their

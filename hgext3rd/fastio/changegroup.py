@@ -37,6 +37,7 @@ from . import (
     config,
     durable,
     newpaths,
+    precompress,
     report,
     revlogwriter,
     storewriter,
@@ -137,21 +138,33 @@ def _apply(orig, self, repo, tr, *args, **kwargs):
     # (not a raw peer stream, where the protocol goes on after it)
     # (under --debug, stock's bundle2 debug lines come in stock's order)
     read_ahead = isinstance(stream, bundle2.unbundlepart) and not repo.ui.debugflag
-    if read_ahead:
-        compat.set_changegroup_source(
-            self, buffers.StreamBuffer(stream, settings.buffer_size)
-        )
+    ahead = _compressing_ahead(repo, self, settings) if read_ahead else None
+    stop_ahead = None
     _active = opener
     try:
-        with compressors.shared():
+        with compressors.shared(), compressors.taking(ahead):
             complete = False
             try:
+                if read_ahead:
+                    source = stream
+                    if ahead is not None:
+                        # (reads the first block: it tells whether a
+                        # thread pays)
+                        source, stop_ahead = precompress.reading(
+                            stream, settings.buffer_size, ahead
+                        )
+                    compat.set_changegroup_source(
+                        self, buffers.StreamBuffer(source, settings.buffer_size)
+                    )
                 result = orig(self, repo, tr, *args, **kwargs)
                 complete = True
             finally:
                 # no more deferred closes: later opens are stock's
                 _active = None
                 opener.detach(complete)
+                if stop_ahead is not None:
+                    # (before bundle2 reads the part again)
+                    stop_ahead()
                 if read_ahead:
                     compat.set_changegroup_source(self, stream)
             # a close that failed fails the application (and so the
@@ -160,8 +173,25 @@ def _apply(orig, self, repo, tr, *args, **kwargs):
     except BaseException:
         file_writer.finish(raise_errors=False)
         raise
+    stats.ahead = ahead
     report.emit(repo.ui, settings, stats)
     return result
+
+
+def _compressing_ahead(repo, unpacker, settings):
+    """The ``precompress.CompressAhead`` for this changegroup, or None
+    (switched off, no compression, or internals not the expected ones)."""
+    if not settings.compress_ahead:
+        return None
+    engine = compat.revlog_compression(repo.unfiltered().changelog)
+    header_size = getattr(unpacker, "deltaheadersize", None)
+    if engine is None or header_size is None or engine[0] == b"none":
+        return None
+    name, opts = engine
+    compressor = compressors.private(name, opts)
+    return precompress.CompressAhead(
+        compressor, compressors.engine_key(name, opts), header_size
+    )
 
 
 def _open(orig, self, path, mode=b"rb", *args, **kwargs):

@@ -66,6 +66,15 @@ def set_changegroup_source(unpacker, stream):
     unpacker._stream = stream
 
 
+def revlog_compression(rl):
+    """``(engine name, options)`` a revlog compresses with (its
+    ``feature_config``, 6.7 to 7.2), or None where it is not there."""
+    features = getattr(rl, "feature_config", None)
+    if features is None:
+        return None
+    return features.compression_engine, features.compression_engine_options
+
+
 def file_registrar(vfs):
     """``register(name)``: what the store does for a file written into it
     (its fncache entry; ``register_file`` exists in every supported

@@ -1,4 +1,5 @@
-"""One revlog compressor per engine while a changegroup is applied.
+"""One revlog compressor per engine while a changegroup is applied, and
+the results of compressing ahead (``precompress``) handed to them.
 
 Every revlog makes its own compressor object the first time it compresses or
 decompresses; for zstd that allocates a compression and a decompression
@@ -17,7 +18,11 @@ from mercurial import extensions, util
 _SHAREABLE = (b"zstd", b"zlib", b"none")
 
 _active = None
+# the precompress.CompressAhead of the changegroup being applied
+_ahead = None
 _MAIN = threading.main_thread()
+# compressor classes whose compress looks for results made ahead
+_claiming = set()
 
 
 def setup():
@@ -33,16 +38,65 @@ def setup():
 
 def _sharing(name):
     def revlogcompressor(orig, opts=None):
+        key = engine_key(name, opts)
         cache = _active
         if cache is None or threading.current_thread() is not _MAIN:
-            return orig(opts)
-        key = (name, tuple(sorted(opts.items())) if opts else ())
+            return _tagged(orig(opts), key)
         compressor = cache.get(key)
         if compressor is None:
-            compressor = cache[key] = orig(opts)
+            compressor = cache[key] = _tagged(orig(opts), key)
         return compressor
 
     return revlogcompressor
+
+
+def engine_key(name, opts):
+    """What tells one engine's compressors apart: its name and options."""
+    return (name, tuple(sorted(opts.items())) if opts else ())
+
+
+def _tagged(compressor, key):
+    # (the key says whose results made ahead this compressor may take)
+    compressor._fastio_key = key
+    cls = type(compressor)
+    if cls not in _claiming:
+        _claiming.add(cls)
+        extensions.wrapfunction(cls, "compress", _compress)
+    return compressor
+
+
+def _compress(orig, self, data):
+    ahead = _ahead
+    if ahead is not None and getattr(self, "_fastio_key", None) == ahead.key:
+        found = ahead.take(data)
+        if found is not ahead.MISS:
+            return found
+    return orig(self, data)
+
+
+def private(name, opts):
+    """A compressor of engine ``name`` of its own (for another thread),
+    never shared and never taking results made ahead."""
+    global _active
+    shared, _active = _active, None
+    try:
+        compressor = util.compengines[name].revlogcompressor(opts)
+    finally:
+        _active = shared
+    compressor.__dict__.pop("_fastio_key", None)
+    return compressor
+
+
+@contextlib.contextmanager
+def taking(ahead):
+    """While active, the applying thread's compressors of ``ahead.key``
+    take what ``ahead`` compressed before compressing."""
+    global _ahead
+    _ahead = ahead
+    try:
+        yield
+    finally:
+        _ahead = None
 
 
 @contextlib.contextmanager

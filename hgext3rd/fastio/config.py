@@ -30,6 +30,7 @@ eh.configitem(SECTION, b"write-buffer", default=b"1MB")
 eh.configitem(SECTION, b"mmap-populate", default=b"auto")
 eh.configitem(SECTION, b"mmap-populate-threshold", default=b"1MB")
 eh.configitem(SECTION, b"durable", default=False)
+eh.configitem(SECTION, b"compress-ahead", default=True)
 # tests and the bench: syncfs, or an fsync per file (durable.METHOD_*)
 eh.configitem(b"devel", b"fastio.durable-method", default=b"auto")
 # tests: the helper forced off (pure) or to start with a fallback method
@@ -123,6 +124,7 @@ class Settings:
         self.write_buffer = max(0, ui.configbytes(SECTION, b"write-buffer"))
         self.stream_writer = ui.configbool(SECTION, b"stream-writer")
         self.durable = ui.configbool(SECTION, b"durable")
+        self.compress_ahead = ui.configbool(SECTION, b"compress-ahead")
         self.durable_method = (
             ui.config(b"devel", b"fastio.durable-method").strip().lower()
         )

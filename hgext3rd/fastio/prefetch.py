@@ -16,13 +16,16 @@ class PrefetchReader:
     threaded consumer.  Errors of the reading thread surface in ``read``.
     """
 
-    def __init__(self, fp, block=1 << 20, max_blocks=32):
+    def __init__(self, fp, block=1 << 20, max_blocks=32, on_block=None, first=_EMPTY):
         self._fp = fp
         self._block = block
+        # called on the reading thread with each block before it is queued
+        self._on_block = on_block
         self._queue = queue.Queue(maxsize=max(2, max_blocks))
         self._error = None
         self._stop = False
-        self._pending = _EMPTY
+        # (``first``: what the caller read before the thread started)
+        self._pending = first
         self._eof = False
         self._thread = threading.Thread(
             target=self._run, name="fastio-prefetch", daemon=True
@@ -32,8 +35,11 @@ class PrefetchReader:
     def _run(self):
         q = self._queue
         try:
+            on_block = self._on_block
             while not self._stop:
                 data = self._fp.read(self._block)
+                if on_block is not None:
+                    on_block(data)
                 q.put(data)
                 if not data:
                     return

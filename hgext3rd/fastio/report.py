@@ -5,6 +5,7 @@ Mercurial's output are not affected.
 """
 
 from mercurial import configitems, util
+from mercurial.utils import stringutil
 
 from . import filewriter, mmappolicy
 
@@ -24,6 +25,7 @@ class OperationStats:
         self.filewriter = filewriter.FileWriterStats()
         self.elapsed = None
         self.svfs = svfs
+        self.ahead = None  # a changegroup's precompress.CompressAhead
 
 
 def mmap_policy(svfs):
@@ -67,6 +69,16 @@ def lines(stats):
         out.append(b"fastio: closing: %s" % c.decision)
     if c.median_close_ns is not None:
         out.append(b"fastio: median close: %d us" % (c.median_close_ns // 1000))
+    ahead = stats.ahead
+    if ahead is not None and ahead.made:
+        line = (
+            b"fastio: compressed ahead: %d revisions, %d taken, %d compressed on the"
+            b" applying thread" % (ahead.made, ahead.hits, ahead.misses)
+        )
+        if ahead.failure is not None:
+            # (the guessing stopped there; the apply went on as stock's)
+            line += b" (stopped: %s)" % stringutil.forcebytestr(ahead.failure)
+        out.append(line)
     policy = mmap_policy(stats.svfs)
     if policy is not None:
         out.append(b"fastio: mmap policy: %s" % policy)
