@@ -16,8 +16,8 @@ added in bursts over the history), COMMITS changesets in all:
   recorded), deletions, tags (``.hgtags``), executables and symlinks;
 - binary files (assets and one in 100 elsewhere: random bytes in part,
   rewritten in part or whole); a few large files: a 1 MB NEWS text edited
-  often, a 3 MB lock file and 2, 4 and 6 MB binary data files changed
-  now and then.
+  often, a 3 MB lock file and 2, 4 and 6 MB binary data files with a few
+  blocks changed now and then.
 
 Deterministic for a SEED (no hash-ordered iteration); committed in one
 process with Mercurial's API (no extension loaded), a transaction per 500
@@ -39,7 +39,7 @@ from mercurial import context, hg, node as nodemod, phases, ui as uimod
 from makehistory import WORDS
 
 # bump when the shape changes: bench.py caches the repository by it
-VERSION = 1
+VERSION = 2
 
 _vrng = random.Random(0)
 VOCAB = list(WORDS) + [
@@ -105,8 +105,9 @@ def edit_text(rng, old, edits=None):
     return b"".join(ls)
 
 
-def edit_binary(rng, old):
-    if rng.random() < 0.4:
+def edit_binary(rng, old, whole=0.4):
+    """``old`` rewritten (probability ``whole``) or a few blocks changed."""
+    if rng.random() < whole:
         return binary(rng, len(old))
     data = bytearray(old)
     for _ in range(rng.randint(1, max(1, len(old) >> 14))):
@@ -362,7 +363,7 @@ class Builder:
             changes[path] = p.contents[path]
         elif large < 0.0345:
             path = rng.choice(LARGE_BINARY)[0]
-            p.contents[path] = edit_binary(rng, p.contents[path])
+            p.contents[path] = edit_binary(rng, p.contents[path], whole=0)
             changes[path] = p.contents[path]
         if n % 1000 == 0:
             tags = p.contents.get(b".hgtags", b"")
