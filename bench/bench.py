@@ -550,11 +550,15 @@ def main(argv=None):
             if size not in data:
                 data[size] = prepare(args.workdir, size, env)
             repo = data[size]["repo"]
+            made = {"zstd": data[size]["cgz"], "none": data[size]["cg"]}
         else:
             files, commits = cgpaths.REPOS[spec][1:]
             repo = cgpaths.history_repo(args.workdir, files, commits, env)
+            made = {}
         runs = max(1, int(round(runs * args.runs_scale)))
-        samples, same = cgpaths.measure(args.workdir, name, repo, paths, runs, env)
+        samples, same = cgpaths.measure(
+            args.workdir, name, repo, paths, runs, env, made
+        )
         cgresults.append((name, repo, samples, same, runs))
         print("(%s: %.0f s)" % (name, time.time() - start), flush=True)
     print()

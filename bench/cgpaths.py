@@ -183,14 +183,16 @@ def bundle(workdir, repo, compression, env):
 class Row:
     """One repository's paths: the sources they read and one run of each."""
 
-    def __init__(self, workdir, repo, paths, env):
+    def __init__(self, workdir, repo, paths, env, bundles):
         self.workdir = workdir
         self.repo = repo
         self.env = dict(env, TESTTMP=workdir)
         self.ssh_cpu = os.path.join(workdir, "cg-ssh-cpu")
         self.times = os.path.join(workdir, "cg-times")
         self.bundles = {
-            p: bundle(workdir, repo, p, env) for p in paths if p not in ("http", "ssh")
+            p: bundles.get(p) or bundle(workdir, repo, p, env)
+            for p in paths
+            if p not in ("http", "ssh")
         }
         self.server = None
         if "http" in paths:
@@ -271,10 +273,11 @@ def check(reference, dest, verify, env):
     return None
 
 
-def measure(workdir, name, repo, paths, runs, env):
+def measure(workdir, name, repo, paths, runs, env, bundles=None):
     """One row of the plan: ``{path: {variant: [samples]}, ...}`` and
-    whether each path's results were identical."""
-    row = Row(workdir, repo, paths, env)
+    whether each path's results were identical.  ``bundles``: those of
+    ``repo`` already made (compression -> file)."""
+    row = Row(workdir, repo, paths, env, bundles or {})
     samples, same = {}, {}
     ref = os.path.join(workdir, "cg-ref")
     verify = True
