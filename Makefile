@@ -6,7 +6,7 @@ VENV ?= .venv-hg$(HG)
 BIN = $(VENV)/bin
 STAMP = $(VENV)/.installed
 
-.PHONY: all demo test test-upstream bench bench-io bench-serve bench-mmap bench-durable stress clean
+.PHONY: all demo test test-upstream bench bench-cg bench-io bench-serve bench-mmap bench-durable stress clean
 
 all: test
 
@@ -62,6 +62,13 @@ test-upstream: $(STAMP) $(HG_SRC)/tests/run-tests.py
 # the full benchmark table (several minutes)
 bench: $(STAMP)
 	$(BIN)/python bench/bench.py
+
+# changegroup paths as users take them (http and ssh clones, unbundle of
+# bzip2, zstd and none bundles), stock vs fastio: the 10k-file repository,
+# the history-rich one of bench/makeproject.py (20k files, 30k changesets;
+# built once into /dev/shm/hg-fastio-bench) and a 100k-file unbundle
+bench-cg: $(STAMP)
+	$(BIN)/python bench/bench.py --plan 10k-paths,hist-paths,100k-cg
 
 # system calls on bundle files per path, stock vs fastio (strace -f -y), and
 # times under a latency per read and write call (bench/bench_io.py)

@@ -32,6 +32,13 @@ against the source (stream) or stock's result (changegroup).  The summary
 at the end gives the ratios the project's targets are about, from this
 one run.
 
+Changegroup paths as users take them (``cgpaths.py``, issue 21): ``hg
+clone`` over http and ssh (client CPU time next to wall time, the server
+stock) and ``hg unbundle`` of bzip2-v2, zstd-v2 and none-v2 bundles, stock
+and fastio alternating, on a makerepo.py repository or on the
+history-rich one of ``makeproject.py`` (``CG_PLAN``; ``make bench`` runs
+the 10k-file row, ``make bench-cg`` the heavy ones).
+
 usage: bench.py [--quick] [--plan NAME,...] [--runs-scale X] [--demo]
 """
 
@@ -43,6 +50,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import cgpaths
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -95,7 +104,19 @@ PLAN = [
     # not an apply: the per-command cost (see measure_overhead)
     ("overhead", 0, None, [], [], OVERHEAD_PAIRS),
 ]
-QUICK = ["tiny", "small", "10k", "10k-latency", "10k-cg", "overhead"]
+QUICK = ["tiny", "small", "10k", "10k-latency", "10k-cg", "overhead", "10k-paths"]
+
+# changegroup paths as users take them (cgpaths.py): (name, repository of
+# cgpaths.REPOS, paths, runs), stock and fastio alternating
+CG_PLAN = [
+    ("10k-paths", "10k", cgpaths.PATHS, 3),
+    ("hist-paths", "hist", cgpaths.PATHS, 3),
+    ("100k-cg", "100k", ["zstd"], 3),
+    # for development: 2k files, 3k changesets, built in seconds
+    ("hist-small-paths", "hist-small", cgpaths.PATHS, 3),
+]
+# what make bench runs of them (make bench-cg: the heavy rows)
+CG_DEFAULT = ["10k-paths"]
 
 
 def run(cmd, env, **kw):
@@ -161,13 +182,7 @@ def reference(workdir, size, fmt, bundle, env):
 
 def timed(cmd, env):
     """``(seconds, peak RSS in MB)`` of a command."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL)
-    __, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
-        raise subprocess.CalledProcessError(proc.returncode, cmd)
+    wall, usage = cgpaths.run_usage(cmd, env)
     return wall, usage.ru_maxrss / 1024.0
 
 
@@ -253,12 +268,7 @@ def measure(workdir, data, row, shim, env, results, checked, runs_scale):
 
 def cpu_time(cmd, env, cwd=None):
     """``(wall seconds, CPU seconds)`` of a whole command."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL)
-    __, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status):
-        raise subprocess.CalledProcessError(status, cmd)
+    wall, usage = cgpaths.run_usage(cmd, env, cwd)
     return wall, usage.ru_utime + usage.ru_stime
 
 
@@ -356,8 +366,9 @@ def print_table(size, fmt, results):
     print()
 
 
-def summary(results):
-    """The ratios the targets are about, from this run."""
+def summary(results, extra=()):
+    """The ratios the targets are about, from this run (``extra``: the
+    changegroup paths' lines, last)."""
     r = results.get
     lines = []
 
@@ -460,6 +471,7 @@ def summary(results):
                 big[2] - small[2],
             )
         )
+    lines += extra
     print("summary (ratios of medians from this run)")
     for line in lines:
         print("  " + line)
@@ -474,13 +486,20 @@ def main(argv=None):
     ap.add_argument("--demo", action="store_true", help="a short run for a newcomer")
     args = ap.parse_args(argv)
     plan = PLAN
+    cgplan = [row for row in CG_PLAN if row[0] in CG_DEFAULT]
     if args.demo:
         plan = [("demo", 5000, "v2", ["none"], ["stock", "fastio"], 1)]
+        cgplan = []
     elif args.plan:
         wanted = args.plan.split(",")
+        unknown = set(wanted) - {row[0] for row in PLAN + CG_PLAN}
+        if unknown:
+            ap.error("no such row: %s" % ", ".join(sorted(unknown)))
         plan = [row for row in PLAN if row[0] in wanted]
+        cgplan = [row for row in CG_PLAN if row[0] in wanted]
     elif args.quick:
         plan = [row for row in PLAN if row[0] in QUICK]
+        cgplan = [row for row in CG_PLAN if row[0] in QUICK]
 
     if not os.path.isdir(os.path.dirname(args.workdir)):
         args.workdir = os.path.join(tempfile.gettempdir(), "hg-fastio-bench")
@@ -523,16 +542,49 @@ def main(argv=None):
             args.runs_scale,
         )
         print("(%s: %.0f s)" % (name, time.time() - start), flush=True)
+    cgresults = []
+    for name, spec, paths, runs in cgplan:
+        start = time.time()
+        if cgpaths.REPOS[spec][0] == "makerepo":
+            size = cgpaths.REPOS[spec][1]
+            if size not in data:
+                data[size] = prepare(args.workdir, size, env)
+            repo = data[size]["repo"]
+            made = {"zstd": data[size]["cgz"], "none": data[size]["cg"]}
+        else:
+            files, commits = cgpaths.REPOS[spec][1:]
+            repo = cgpaths.history_repo(args.workdir, files, commits, env)
+            made = {}
+        runs = max(1, int(round(runs * args.runs_scale)))
+        samples, same = cgpaths.measure(
+            args.workdir, name, repo, paths, runs, env, made
+        )
+        cgresults.append((name, repo, samples, same, runs))
+        print("(%s: %.0f s)" % (name, time.time() - start), flush=True)
     print()
     for size, fmt in sorted({(s, f) for (s, f, __, __) in results}):
         print_table(size, fmt, results)
+    for name, repo, samples, same, runs in cgresults:
+        cgpaths.print_table(name, repo, cgpaths.repo_stats(repo), samples, same, runs)
     if overhead:
         start = time.time()
         measure_overhead(
             args.workdir, env, max(3, int(round(OVERHEAD_PAIRS * args.runs_scale)))
         )
         print("(overhead: %.0f s)" % (time.time() - start), flush=True)
-    summary(results)
+    lines = []
+    for name, repo, samples, same, runs in cgresults:
+        lines += cgpaths.summary_lines(name, samples)
+    summary(results, lines)
+    differ = [
+        "%s %s" % (row[0], path)
+        for row in cgresults
+        for path, ok in row[3].items()
+        if not ok
+    ]
+    if differ:
+        print("NOT identical to stock: %s" % ", ".join(differ))
+        return 1
     return 0
 
 
