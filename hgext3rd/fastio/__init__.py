@@ -395,9 +395,7 @@ _WIRING = (
     ("mercurial.changegroup", "serving", "wire_changegroup"),
     # an hgweb server loads what its requests may load before they run
     # (hg serve: before it serves; a WSGI application: at its first request)
-    ("mercurial.hgweb", "preload", "wire_hgweb"),
-    ("mercurial.hgweb.hgweb_mod", "preload", "wire_hgweb_mod"),
-    ("mercurial.hgweb.hgwebdir_mod", "preload", "wire_hgwebdir_mod"),
+    ("mercurial.hgweb", "hooks", "wire_hgweb"),
 )
 
 

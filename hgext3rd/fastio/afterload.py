@@ -44,6 +44,11 @@ def is_lazy(module):
     return isinstance(module, _LAZY_MODULE)
 
 
+def name_of(module):
+    """A module's name, read without running a lazy module's code."""
+    return _raw(module, "__name__")
+
+
 def when_loaded(name, setup, on_error=None):
     """Call ``setup(module)`` once the code of Mercurial module ``name``
     has run (at once when it already has); ``on_error(exception)`` if it

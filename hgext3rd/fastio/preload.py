@@ -23,7 +23,8 @@ before requests run:
 
 ``hg serve`` does it in its main thread once its server is set up, before
 it serves (``httpservice.run``); any other hgweb application (WSGI) at its
-first request, the other requests waiting for it to finish.  A command
+first request, the other requests waiting for it to finish (``hooks``
+wraps both, since every command loads ``mercurial.hgweb``).  A command
 that serves nothing over http loads none of it; ``hg serve --stdio`` (ssh)
 serves one request at a time in one thread, and loads as stock does.
 """
@@ -33,8 +34,6 @@ import os
 import pkgutil
 import sys
 import threading
-
-from mercurial import extensions
 
 from . import afterload
 
@@ -50,37 +49,6 @@ class Loaded:
         self.wired = 0  # modules the wiring waited for
         self.lazy = 0  # lazy modules whose code was run
         self.failures = []  # (module name, exception)
-
-
-def wire_hgweb(ui):
-    from mercurial import hgweb
-
-    extensions.wrapfunction(hgweb.httpservice, "run", _run_service)
-
-
-def wire_hgweb_mod(ui):
-    from mercurial.hgweb import hgweb_mod
-
-    extensions.wrapfunction(hgweb_mod.hgweb, "__call__", _first_request)
-
-
-def wire_hgwebdir_mod(ui):
-    from mercurial.hgweb import hgwebdir_mod
-
-    extensions.wrapfunction(hgwebdir_mod.hgwebdir, "__call__", _first_request)
-
-
-def _run_service(orig, self, *args, **kwargs):
-    # hg serve: its app and its listening socket are made, no request
-    # thread runs yet
-    once(self.ui)
-    return orig(self, *args, **kwargs)
-
-
-def _first_request(orig, self, env, respond):
-    if not _done:
-        once(getattr(self, "ui", None))
-    return orig(self, env, respond)
 
 
 def done():
