@@ -151,7 +151,7 @@ one call by a server with the extension, in two or more by a stock server
   $ smallreads hg clone -q -U --stream --remotecmd "$TESTTMP/hg-stock" ssh://user@dummy/small small-stock
   reads: 3
   $ storecompare small-stock small-fastio | tail -n 1
-  stores identical: 5 files
+  stores identical: 7 files
 
 fastio.report on the server: each generation ends with the files (a
 stream's) or revlogs (a changegroup's) it read in large calls, the calls
@@ -161,7 +161,7 @@ the whole of the large data file, in one call of 1 MB
   $ remotehg hg-report '[fastio]\nreport = yes\n'
   $ size=`"$PYTHON" -c "import os; print(os.path.getsize('src/.hg/store/data/big.d'))"`
   $ hg clone -U --stream --remotecmd "$TESTTMP/hg-report" ssh://user@dummy/src report-stream 2>&1 | grep 'remote: fastio' | sed "s/ $size bytes/ (big.d) bytes/"
-  remote: fastio: stream generation: large reads of 1 files: 1 calls, (big.d) bytes; 0 small files read in one call
+  remote: fastio: stream generation: large reads of 1 files: 1 calls, (big.d) bytes; 1 small files read in one call
   $ hg clone -U --remotecmd "$TESTTMP/hg-report" ssh://user@dummy/src report-pull 2>&1 | grep 'remote: fastio' | sed "s/ $size bytes/ (big.d) bytes/"
   remote: fastio: changegroup generation: large reads of 1 revlogs: 1 calls, (big.d) bytes
   $ hg clone -U --stream --remotecmd "$TESTTMP/hg-report" ssh://user@dummy/small report-small 2>&1 | grep 'remote: fastio'
