@@ -84,7 +84,7 @@ class Server:
     """``hg serve`` of ``repo`` on a free port, optionally under a command
     prefix (strace)."""
 
-    def __init__(self, repo, fastio, env, workdir, prefix=()):
+    def __init__(self, repo, fastio, env, workdir, prefix=(), extra=()):
         self.port = free_port()
         self.pidfile = os.path.join(workdir, "serve-%d.pid" % self.port)
         self.proc = subprocess.Popen(
@@ -92,7 +92,8 @@ class Server:
             + [HG, "-R", repo, "serve", "-a", "127.0.0.1", "-p", str(self.port)]
             + ["--pid-file", self.pidfile]
             + ["--errorlog", os.path.join(workdir, "serve-errors.log")]
-            + ext_args(fastio),
+            + ext_args(fastio)
+            + list(extra),
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -504,7 +505,14 @@ def run_clonebundles(opts, env, repo, references):
             ).stdout.strip()
             with open(manifest, "w") as f:
                 f.write("http://%s/%s BUNDLESPEC=%s\n" % (peer, name, spec))
-            hgserver = Server(repo, False, env, opts.workdir)
+            # (the clonebundles extension advertises the manifest)
+            hgserver = Server(
+                repo,
+                False,
+                env,
+                opts.workdir,
+                extra=["--config", "extensions.clonebundles="],
+            )
             figures, same = {}, True
             try:
                 for fastio in (False, True):

@@ -7,9 +7,13 @@ When the file it gets is one this process opened by its path (a local
 bundle, ``/dev/stdin`` redirected from a file, a temporary bundle), its
 reads go through a buffer of ``fastio.read-buffer`` bytes instead of the
 file's default (4 KiB on most filesystems): one system call per buffer.
-Seeking (``bundlerepo``) goes through the same buffer.  A file handed over
-by a descriptor (a protocol stream, a server's temporary file) is left as
-it is: nothing is read ahead of what belongs to the bundle.
+Seeking (``bundlerepo``) goes through the same buffer.  A clone bundle
+fetched over http (``exchange.trypullbundlefromurl``) is read the same
+way through the response's own ``read``: the response holds the bundle
+and nothing else, and its socket is then read in calls of up to a buffer
+(http.client's reads go through its 8 KiB buffer).  A file handed over by
+a descriptor (a protocol stream, a server's temporary file) is left as it
+is: nothing is read ahead of what belongs to the bundle.
 
 Writing: every bundle file Mercurial writes goes through
 ``changegroup.writechunks`` (``hg bundle`` of every type, stream bundles
