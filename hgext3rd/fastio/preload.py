@@ -16,7 +16,7 @@ load the extension's own modules, which are lazy too.
 So an hgweb server with the extension loads, once and in one thread,
 before requests run:
 
-* the extension's own modules;
+* the extension's own modules, and hgweb's;
 * the modules its wiring waits for (the wiring runs then);
 * every module imported lazily so far, and what their code imports
   lazily, until no lazy module is left.
@@ -46,6 +46,7 @@ class Loaded:
 
     def __init__(self):
         self.extension = 0  # the extension's modules imported
+        self.hgweb = 0  # hgweb's modules imported
         self.wired = 0  # modules the wiring waited for
         self.lazy = 0  # lazy modules whose code was run
         self.failures = []  # (module name, exception)
@@ -71,8 +72,8 @@ def once(ui=None):
     if ui is not None:
         ui.debug(
             b"fastio: serving: loaded before the first request: %d modules of "
-            b"the extension, %d the wiring waited for, %d lazy modules\n"
-            % (loaded.extension, loaded.wired, loaded.lazy)
+            b"the extension, %d of hgweb, %d the wiring waited for, %d lazy "
+            b"modules\n" % (loaded.extension, loaded.hgweb, loaded.wired, loaded.lazy)
         )
         for name, exc in loaded.failures:
             ui.debug(
@@ -88,6 +89,13 @@ def load_everything():
     for info in pkgutil.iter_modules([here]):
         if _load(package + "." + info.name, loaded):
             loaded.extension += 1
+    # hgweb's modules: a function may import one (6.7's request.py imports
+    # wsgiheaders as a request starts), out of reach of the loop below
+    from mercurial import hgweb
+
+    for info in pkgutil.iter_modules(hgweb.__path__):
+        if _load(hgweb.__name__ + "." + info.name, loaded):
+            loaded.hgweb += 1
     tried = set()
     while True:
         # the modules the wiring waits for (wiring one may add another),
