@@ -67,6 +67,10 @@ def once(ui=None):
             return
         try:
             loaded = load_everything()
+        except Exception as exc:
+            # never the server's problem: it serves as stock does
+            loaded = Loaded()
+            loaded.failures.append(("everything", exc))
         finally:
             _done = True
     if ui is not None:
