@@ -10,18 +10,28 @@ of them, and those on files of 128 KiB or more (the revlogs whose reads can
 be large; a smaller file is read in one call either way).  Every clone is
 verified and its store compared with the stock server's clone.
 
-``--load``: CLIENTS clients clone at once from one ``hg serve`` with the
-extension (stream clones, then pull clones; the clients have it too).
+``--load``: CLIENTS clients clone at once from one freshly started
+``hg serve`` with the extension (stream clones, then pull clones; the
+clients have it too; ``--warmup``: after a clone of each kind).
 Every clone must complete, verify and be identical to a stock clone; the
 server's peak resident memory and open descriptors are sampled from /proc
 while they run.
 
-usage: bench_serve.py [--strace] [--load] [--clients N] [--stock-server]
-                      [--workdir DIR] [--files N] [--commits N]
+``--clonebundles``: the served repository's clone bundles (stream v2,
+packed1, a zstd changegroup) on a plain http server, advertised by an
+``hg serve``; a client clones from it under ``strace -f -yy``, stock and
+with the extension, and the read calls on its socket to the bundles'
+server are counted.  Every clone is verified and compared with a stock
+clone.
+
+usage: bench_serve.py [--strace] [--load] [--clonebundles] [--clients N]
+                      [--warmup] [--stock-server] [--workdir DIR]
+                      [--files N] [--commits N]
 """
 
 import argparse
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -74,7 +84,7 @@ class Server:
     """``hg serve`` of ``repo`` on a free port, optionally under a command
     prefix (strace)."""
 
-    def __init__(self, repo, fastio, env, workdir, prefix=()):
+    def __init__(self, repo, fastio, env, workdir, prefix=(), extra=()):
         self.port = free_port()
         self.pidfile = os.path.join(workdir, "serve-%d.pid" % self.port)
         self.proc = subprocess.Popen(
@@ -82,7 +92,8 @@ class Server:
             + [HG, "-R", repo, "serve", "-a", "127.0.0.1", "-p", str(self.port)]
             + ["--pid-file", self.pidfile]
             + ["--errorlog", os.path.join(workdir, "serve-errors.log")]
-            + ext_args(fastio),
+            + ext_args(fastio)
+            + list(extra),
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -319,80 +330,249 @@ class ProcessWatch:
 
 
 def run_load(opts, env, repo, references):
-    server = Server(repo, not opts.stock_server, env, opts.workdir)
-    try:
-        # stock hg serve (7.2.4, extension or not) can fail the first
-        # requests that arrive together: its threads race to load lazy
-        # modules ("module 'mercurial.dirstate' has no attribute
-        # 'dirstate'"); one clone of each kind first loads them
-        for kind in ("stream", "pull"):
-            clone(server.url, os.path.join(opts.workdir, "warmup"), kind, True, env)
-        watch = ProcessWatch(server.pid)
-        time.sleep(0.5)
-        idle = (watch.peak_rss_kb, watch.peak_fds)
-        print(
-            "%d clients at once from one hg serve, the extension on server and "
-            "clients; server after a clone of each kind: %d MiB resident, "
-            "%d descriptors" % (opts.clients, idle[0] // 1024, idle[1])
+    print(
+        "%d clients at once from one hg serve (%s), the extension on the "
+        "clients%s"
+        % (
+            opts.clients,
+            "after a clone of each kind" if opts.warmup else "freshly started",
+            "" if opts.stock_server else " and the server",
         )
-        for kind in ("stream", "pull"):
+    )
+    errorlog = os.path.join(opts.workdir, "serve-errors.log")
+    for kind in ("stream", "pull"):
+        # a server of its own for each kind: both meet a fresh one
+        if os.path.exists(errorlog):
+            os.unlink(errorlog)
+        server = Server(repo, not opts.stock_server, env, opts.workdir)
+        try:
+            # --warmup: a stock hg serve can fail the first requests that
+            # arrive together: its threads race to load lazy modules
+            # ("module 'mercurial.dirstate' has no attribute 'dirstate'");
+            # with the extension the server loads them before it serves
+            if opts.warmup:
+                for warm in ("stream", "pull"):
+                    dest = os.path.join(opts.workdir, "warmup")
+                    clone(server.url, dest, warm, True, env)
+            watch = ProcessWatch(server.pid)
+            time.sleep(0.5)
+            idle = (watch.peak_rss_kb, watch.peak_fds)
             watch.peak_rss_kb, watch.peak_fds = idle
-            dests = [
-                os.path.join(opts.workdir, "load-%s-%d" % (kind, i))
-                for i in range(opts.clients)
-            ]
-            for dest in dests:
-                shutil.rmtree(dest, ignore_errors=True)
-            start = time.monotonic()
-            procs = [
-                subprocess.Popen(
-                    [HG, "clone", "-q", "-U"]
-                    + clone_args(kind)
-                    + ext_args(True)
-                    + [server.url, dest],
+            failures = load_clients(opts, env, server, kind, references[kind])
+            watch.stop()
+        finally:
+            server.stop()
+        errors = 0
+        if os.path.exists(errorlog):
+            with open(errorlog) as f:
+                errors = sum(line.startswith("Traceback") for line in f)
+        print(
+            "%-6s %d/%d clones complete, verified and identical; server: "
+            "%d MiB resident and %d descriptors before, peak %d MiB, %d "
+            "descriptors; %d tracebacks in its log"
+            % (
+                kind,
+                opts.clients - len(failures),
+                opts.clients,
+                idle[0] // 1024,
+                idle[1],
+                watch.peak_rss_kb // 1024,
+                watch.peak_fds,
+                errors,
+            ),
+            flush=True,
+        )
+        for failure in failures:
+            print("  FAILED " + failure)
+
+
+def load_clients(opts, env, server, kind, reference):
+    """opts.clients clones of ``kind`` started together: what failed."""
+    dests = [
+        os.path.join(opts.workdir, "load-%s-%d" % (kind, i))
+        for i in range(opts.clients)
+    ]
+    for dest in dests:
+        shutil.rmtree(dest, ignore_errors=True)
+    procs = [
+        subprocess.Popen(
+            [HG, "clone", "-q", "-U"]
+            + clone_args(kind)
+            + ext_args(True)
+            + [server.url, dest],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for dest in dests
+    ]
+    failures = []
+    for proc, dest in zip(procs, dests):
+        err = proc.communicate()[1].decode(errors="replace").strip()
+        if proc.returncode:
+            failures.append("%s: exit %d: %s" % (dest, proc.returncode, err))
+        elif os.path.exists(dest):
+            problem = check_clone(dest, reference, env)
+            if problem:
+                failures.append("%s: %s" % (dest, problem))
+    for dest in dests:
+        shutil.rmtree(dest, ignore_errors=True)
+    return failures
+
+
+# a read call on a TCP socket (strace -yy); an unfinished call, its end
+_SOCKET_CALL = re.compile(
+    r"(?:\[pid\s+(\d+)\]\s+|(\d+)\s+)?(\w+)\((\d+)<TCP:\[([^\]]*)\]>(.*)"
+)
+_RESUMED = re.compile(r"(?:\[pid\s+(\d+)\]\s+|(\d+)\s+)?<\.\.\. (\w+) resumed>(.*)")
+_RESULT = re.compile(r"\)\s+=\s+(\d+)")
+SOCKET_READS = ("read", "recvfrom", "recvmsg", "readv", "recv")
+
+
+def socket_reads(trace, peer):
+    """(calls, bytes) of the reads that returned data on the TCP sockets
+    connected to ``peer`` ("127.0.0.1:PORT")."""
+    calls = total = 0
+    unfinished = {}
+    with open(trace) as f:
+        for line in f:
+            m = _SOCKET_CALL.match(line)
+            if m:
+                pid = m.group(1) or m.group(2)
+                name, addresses, rest = m.group(3), m.group(5), m.group(6)
+                if name not in SOCKET_READS or not addresses.endswith("->" + peer):
+                    continue
+                if "<unfinished ...>" in rest:
+                    unfinished[pid] = name
+                    continue
+            else:
+                m = _RESUMED.match(line)
+                if not m:
+                    continue
+                pid = m.group(1) or m.group(2)
+                if unfinished.pop(pid, None) != m.group(3):
+                    continue
+                rest = m.group(4)
+            r = _RESULT.search(rest)
+            if r and int(r.group(1)):
+                calls += 1
+                total += int(r.group(1))
+    return calls, total
+
+
+def run_clonebundles(opts, env, repo, references):
+    static = os.path.join(opts.workdir, "clonebundles")
+    os.makedirs(static, exist_ok=True)
+    bundles = (
+        ("stream v2", "v2.hg", ["bundle", "-q", "-a", "-t", "none-v2;stream=v2"]),
+        ("packed1", "packed1.hg", ["debugcreatestreamclonebundle"]),
+        ("zstd-v2", "zstd.hg", ["bundle", "-q", "-a", "-t", "zstd-v2"]),
+    )
+    reference = {"zstd-v2": references["pull"]}
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"]
+        + ["--directory", static],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wait_port(port, server)
+    peer = "127.0.0.1:%d" % port
+    manifest = os.path.join(repo, ".hg", "clonebundles.manifest")
+    print(
+        "clone bundles over http: read calls / mean size on the client's "
+        "socket to the bundles' server (strace -f -yy)"
+    )
+    head = "%-10s %10s %16s %16s %5s" % ("bundle", "size", "stock", "fastio", "same")
+    print(head)
+    print("-" * len(head))
+    try:
+        for kind, name, command in bundles:
+            path = os.path.join(static, name)
+            if not os.path.exists(path):
+                subprocess.run(
+                    [HG, "-R", repo] + command + [path],
                     env=env,
+                    check=True,
                     stdout=subprocess.DEVNULL,
-                    stderr=subprocess.PIPE,
                 )
-                for dest in dests
-            ]
-            failures = []
-            for proc, dest in zip(procs, dests):
-                err = proc.communicate()[1]
-                if proc.returncode:
-                    failures.append("%s: exit %d %s" % (dest, proc.returncode, err))
-            elapsed = time.monotonic() - start
-            for dest in dests:
-                if os.path.exists(dest):
-                    problem = check_clone(dest, references[kind], env)
+            spec = subprocess.run(
+                [HG, "debugbundle", "--spec", path],
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
+            with open(manifest, "w") as f:
+                f.write("http://%s/%s BUNDLESPEC=%s\n" % (peer, name, spec))
+            # (the clonebundles extension advertises the manifest)
+            hgserver = Server(
+                repo,
+                False,
+                env,
+                opts.workdir,
+                extra=["--config", "extensions.clonebundles="],
+            )
+            figures, same = {}, True
+            try:
+                for fastio in (False, True):
+                    dest = os.path.join(opts.workdir, "clone")
+                    shutil.rmtree(dest, ignore_errors=True)
+                    trace = os.path.join(
+                        opts.workdir,
+                        "trace-clonebundle-%s-%s"
+                        % (name, "fastio" if fastio else "stock"),
+                    )
+                    subprocess.run(
+                        ["strace", "-f", "-yy", "-qq", "-o", trace]
+                        + ["-e", "trace=" + ",".join(SOCKET_READS)]
+                        + [HG, "clone", "-q", "-U"]
+                        + ext_args(fastio)
+                        + [hgserver.url, dest],
+                        env=env,
+                        check=True,
+                        stdout=subprocess.DEVNULL,
+                    )
+                    figures[fastio] = socket_reads(trace, peer)
+                    problem = check_clone(
+                        dest, reference.get(kind, references["stream"]), env
+                    )
                     if problem:
-                        failures.append("%s: %s" % (dest, problem))
+                        print(problem)
+                        same = False
+            finally:
+                hgserver.stop()
             print(
-                "%-6s %d/%d clones complete, verified and identical in %.1f s; "
-                "server peak: %d MiB resident, %d descriptors"
+                "%-10s %9dK %16s %16s %5s"
                 % (
                     kind,
-                    opts.clients - len(failures),
-                    opts.clients,
-                    elapsed,
-                    watch.peak_rss_kb // 1024,
-                    watch.peak_fds,
+                    os.path.getsize(path) // 1024,
+                    fmt((figures[False][0], _mean(*figures[False]))),
+                    fmt((figures[True][0], _mean(*figures[True]))),
+                    "yes" if same else "NO",
                 ),
                 flush=True,
             )
-            for failure in failures:
-                print("  FAILED " + failure)
-            for dest in dests:
-                shutil.rmtree(dest, ignore_errors=True)
-        watch.stop()
     finally:
-        server.stop()
+        os.unlink(manifest)
+        server.terminate()
+        server.wait()
+
+
+def _mean(calls, total):
+    return total // calls if calls else 0
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--strace", action="store_true")
     ap.add_argument("--load", action="store_true")
+    ap.add_argument("--clonebundles", action="store_true")
+    ap.add_argument(
+        "--warmup",
+        action="store_true",
+        help="--load: one clone of each kind before the clients start",
+    )
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument(
         "--stock-server",
@@ -404,9 +584,9 @@ def main(argv=None):
     ap.add_argument("--changes", type=int, default=30)
     ap.add_argument("--workdir", default="/tmp/hg-fastio-bench-serve")
     opts = ap.parse_args(argv)
-    if not (opts.strace or opts.load):
-        opts.strace = opts.load = True
-    if opts.strace and shutil.which("strace") is None:
+    if not (opts.strace or opts.load or opts.clonebundles):
+        opts.strace = opts.load = opts.clonebundles = True
+    if (opts.strace or opts.clonebundles) and shutil.which("strace") is None:
         sys.exit("strace is needed (apt-get install strace)")
     os.makedirs(opts.workdir, exist_ok=True)
     env = env_base()
@@ -415,6 +595,8 @@ def main(argv=None):
         run_strace(opts, env, repo, references)
     if opts.load:
         run_load(opts, env, repo, references)
+    if opts.clonebundles:
+        run_clonebundles(opts, env, repo, references)
 
 
 if __name__ == "__main__":

@@ -47,13 +47,33 @@ its default, and "hg config" knows them
   write-buffer 1MB documented
   18 options in the help
 
-  $ grep -E '^(What|Writing|Durable|Populating|Checking|Configuration)' help.txt
+  $ grep -E '^(What|Bundle|Serving|Writing|Durable|Populating|Checking|Configuration)' help.txt
   What is accelerated
+  Bundle files
+  Serving clones
   Writing files
   Durable applies
   Populating memory mappings
   Checking a filesystem
   Configuration
+
+The serving side: the servers it applies to, what it reads in large calls,
+the option that turns it off, the report, and fresh servers' first requests
+
+  $ sed -n '/^Serving clones/,/^Writing files/p' help.txt | tr '\n' ' ' > serving.txt
+  $ grep -o -E '"hg serve( --stdio)?"|hgweb WSGI|"hg bundle"|larger than 64 KiB|single call|128 KiB|"fastio\.read-buffer(=0)?"|"fastio\.report"|HTTP 500|before any request runs' serving.txt | sort -u
+  "fastio.read-buffer"
+  "fastio.read-buffer=0"
+  "fastio.report"
+  "hg bundle"
+  "hg serve --stdio"
+  "hg serve"
+  128 KiB
+  HTTP 500
+  before any request runs
+  hgweb WSGI
+  larger than 64 KiB
+  single call
 
   $ hg config --exp-all-known fastio
   fastio.background-close=auto

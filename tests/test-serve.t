@@ -126,3 +126,49 @@ fastio.read-buffer=0 on the server reads served revlogs as stock does
   $ remotehg hg-nobuffer '[fastio]\nread-buffer = 0\n'
   $ iocount hg clone -q -U --remotecmd "$TESTTMP/hg-nobuffer" ssh://user@dummy/src reads-off
   reads: mean < 128 KiB
+
+A stream's small files (larger than a block of 4 KiB, at most 64 KiB: stock
+reads them with read(size) after the first bytes of the revlog) are read in
+one call by a server with the extension, in two or more by a stock server
+
+  $ hg init small
+  $ "$PYTHON" -c "
+  > import random
+  > open('small/medium', 'wb').write(random.Random(1).randbytes(20000))
+  > open('small/tiny', 'wb').write(b'tiny\n')"
+  $ hg -R small commit -qAm small
+  $ hg -R small phase --public -r .
+  $ smallreads() {
+  >   rm -f "$TESTTMP/iocount.txt"
+  >   LD_PRELOAD="$TESTTMP/iocount.so" FASTIO_IOCOUNT="$TESTTMP/iocount.txt" \
+  >     FASTIO_IOCOUNT_MATCH="/small/.hg/store/data/medium.i" "$@"
+  >   cat "$TESTTMP/iocount.txt" | "$PYTHON" -c "
+  > import sys
+  > print('reads:', sum(int(l.split()[1]) for l in sys.stdin))"
+  > }
+  $ smallreads hg clone -q -U --stream ssh://user@dummy/small small-fastio
+  reads: 1
+  $ smallreads hg clone -q -U --stream --remotecmd "$TESTTMP/hg-stock" ssh://user@dummy/small small-stock
+  reads: 3
+  $ storecompare small-stock small-fastio | tail -n 1
+  stores identical: 7 files
+
+fastio.report on the server: each generation ends with the files (a
+stream's) or revlogs (a changegroup's) it read in large calls, the calls
+and their bytes (the ssh client shows the server's stderr as "remote:"):
+the whole of the large data file, in one call of 1 MB
+
+  $ remotehg hg-report '[fastio]\nreport = yes\n'
+  $ size=`"$PYTHON" -c "import os; print(os.path.getsize('src/.hg/store/data/big.d'))"`
+  $ hg clone -U --stream --remotecmd "$TESTTMP/hg-report" ssh://user@dummy/src report-stream 2>&1 | grep 'remote: fastio' | sed "s/ $size bytes/ (big.d) bytes/"
+  remote: fastio: stream generation: large reads of 1 files: 1 calls, (big.d) bytes; 1 small files read in one call
+  $ hg clone -U --remotecmd "$TESTTMP/hg-report" ssh://user@dummy/src report-pull 2>&1 | grep 'remote: fastio' | sed "s/ $size bytes/ (big.d) bytes/"
+  remote: fastio: changegroup generation: large reads of 1 revlogs: 1 calls, (big.d) bytes
+  $ hg clone -U --stream --remotecmd "$TESTTMP/hg-report" ssh://user@dummy/small report-small 2>&1 | grep 'remote: fastio'
+  remote: fastio: stream generation: large reads of 0 files: 0 calls, 0 bytes; 1 small files read in one call
+
+Without fastio.report the server says nothing
+
+  $ hg clone -U --stream ssh://user@dummy/src quiet-stream 2>&1 | grep -c 'remote: fastio'
+  0
+  [1]

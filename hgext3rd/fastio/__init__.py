@@ -72,12 +72,47 @@ Every bundle file Mercurial reads (``hg unbundle``, also of
 a compressed one, the bundles strip and rebase read back) is read through a
 buffer of ``fastio.read-buffer`` bytes: one system call per buffer instead
 of one per 4 to 64 KiB, where each call is a round trip on a network share.
-Only files this process opened by their path are read ahead; a protocol
-stream is read as stock reads it.  Every bundle file Mercurial writes
+Clone bundles fetched over http are read the same way, from the
+response (stock reads its socket in calls of 15 to 30 KiB on average).
+Only files this process opened by their path, and those responses, are
+read ahead; a protocol stream is read as stock reads it.  Every bundle file Mercurial writes
 (``hg bundle`` of every type, ``hg debugcreatestreamclonebundle``, strip
 and rebase backups, temporary bundles of ``hg incoming --bundle``) is
 written in blocks of ``fastio.write-buffer`` bytes, with the bytes stock
 writes.
+
+Serving clones
+==============
+
+With the extension enabled on a server (``hg serve``, an hgweb WSGI
+application, ``hg serve --stdio`` run by ssh), and in every command that
+generates a stream or a changegroup (``hg bundle``, ``hg clone --pull``
+from a local path), store files are read in large system calls.  Clients
+get the bytes a stock server sends, whether they have the extension or
+not.
+
+A stream clone reads every store file larger than 64 KiB in calls of
+``fastio.read-buffer`` bytes (stock: 128 KiB), and every smaller one in a
+single call (stock: two or three, of the file's block size, for a file
+larger than that block).  A changegroup that sends most revisions of a
+revlog whose data is larger than 128 KiB (a clone, a first pull) reads its
+data file once, through a buffer of ``fastio.read-buffer`` bytes (stock
+reads it in windows of 64 KiB, opened for each window, most bytes twice); a
+pull of a few revisions reads as stock does.  ``fastio.read-buffer=0``
+reads as stock does.  ``fastio.report`` set on the server ends each
+generation with a line on the server's stderr (over ssh the client prints
+it after ``remote:``).
+
+Mercurial loads its modules lazily, and before Python 3.13 (CPython issue
+gh-114763) two threads using a module that has not loaded yet can fail
+(``module ... has no attribute ...``): the first requests reaching a
+freshly started hgweb server, each in its own thread, could then fail
+with HTTP 500, with or without the extension.  With the extension, an
+hgweb server loads the modules its requests may use, and wires in the
+extension's parts, before any request runs: ``hg serve`` once it listens,
+before it serves; a WSGI application at its first request, the others
+waiting for it.  ``hg serve --stdio`` serves in a single thread and loads
+as stock does.
 
 Writing files
 =============
@@ -278,8 +313,9 @@ Configuration
   Size of the blocks bundles are read in. Default: ``1MB``.
 
 ``fastio.read-buffer``
-  Size of the system calls bundle files are read with; ``0`` reads them as
-  Mercurial does. Default: ``1MB``.
+  Size of the system calls bundle files are read with, and store files
+  while a stream or a changegroup is generated (see "Serving clones");
+  ``0`` reads them as Mercurial does. Default: ``1MB``.
 
 ``fastio.write-buffer``
   Size of the system calls bundle files are written with; ``0`` writes
@@ -316,7 +352,10 @@ Configuration
   stream clone reports the files of the stream; a
   checkout (or any other ``backgroundclosing`` block) gets its own
   section.  A command that read or wrote bundle files ends with their
-  system calls and mean size.  Lines start with ``fastio:`` and go to
+  system calls and mean size.  Each stream or changegroup generated (a
+  server's, ``hg bundle``'s) ends with the files or revlogs read in large
+  calls, their system calls and bytes, and for a stream the small files
+  read in one call.  Lines start with ``fastio:`` and go to
   stderr. Default: no.
 
 ``fastio.probe-max-age``
@@ -370,6 +409,9 @@ _WIRING = (
     # generated: servers, local clones, hg bundle
     ("mercurial.streamclone", "serving", "wire_streamclone"),
     ("mercurial.changegroup", "serving", "wire_changegroup"),
+    # an hgweb server loads what its requests may load before they run
+    # (hg serve: before it serves; a WSGI application: at its first request)
+    ("mercurial.hgweb", "hooks", "wire_hgweb"),
 )
 
 

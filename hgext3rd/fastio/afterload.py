@@ -40,8 +40,13 @@ def _raw(module, name):
     return types.ModuleType.__getattribute__(module, name)
 
 
-def _is_lazy(module):
+def is_lazy(module):
     return isinstance(module, _LAZY_MODULE)
+
+
+def name_of(module):
+    """A module's name, read without running a lazy module's code."""
+    return _raw(module, "__name__")
 
 
 def when_loaded(name, setup, on_error=None):
@@ -52,7 +57,7 @@ def when_loaded(name, setup, on_error=None):
         setup = _Guarded(setup, on_error)
     with _lock:
         module = sys.modules.get(name)
-        if module is not None and not _is_lazy(module):
+        if module is not None and not is_lazy(module):
             _run(name, setup, module)
             return
         first = name not in _waiting

@@ -7,9 +7,13 @@ When the file it gets is one this process opened by its path (a local
 bundle, ``/dev/stdin`` redirected from a file, a temporary bundle), its
 reads go through a buffer of ``fastio.read-buffer`` bytes instead of the
 file's default (4 KiB on most filesystems): one system call per buffer.
-Seeking (``bundlerepo``) goes through the same buffer.  A file handed over
-by a descriptor (a protocol stream, a server's temporary file) is left as
-it is: nothing is read ahead of what belongs to the bundle.
+Seeking (``bundlerepo``) goes through the same buffer.  A clone bundle
+fetched over http (``exchange.trypullbundlefromurl``) is read the same
+way through the response's own ``read``: the response holds the bundle
+and nothing else, and its socket is then read in calls of up to a buffer
+(http.client's reads go through its 8 KiB buffer).  A file handed over by
+a descriptor (a protocol stream, a server's temporary file) is left as it
+is: nothing is read ahead of what belongs to the bundle.
 
 Writing: every bundle file Mercurial writes goes through
 ``changegroup.writechunks`` (``hg bundle`` of every type, stream bundles
@@ -22,6 +26,8 @@ the file: one system call per block, and the same bytes in the same order.
 import io
 import os
 import stat
+import sys
+import threading
 
 from mercurial import changegroup, exchange, extensions, streamclone
 from mercurial.utils import stringutil
@@ -88,6 +94,49 @@ class _CountingRaw(io.RawIOBase):
             super().close()
             if self._owner is not None:
                 self._owner.close()
+
+
+class _ResponseRaw(io.RawIOBase):
+    """The body of an HTTP response as the raw file of a buffered reader:
+    read through the response's own ``read`` (its Content-Length or
+    chunks, Mercurial's error messages, byte counts and digest check);
+    its reads are counted in ``counts``."""
+
+    def __init__(self, response, counts):
+        super().__init__()
+        self._response = response
+        self._counts = counts
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        data = self._response.read(len(b))
+        n = len(data)
+        if n:
+            b[:n] = data
+            self._counts.reads += 1
+            self._counts.read_bytes += n
+        return n
+
+    def close(self):
+        if not self.closed:
+            super().close()
+            self._response.close()
+
+
+# set while exchange.trypullbundlefromurl fetches and applies a clone
+# bundle: the HTTP response it reads holds the bundle and nothing else
+_fetching = threading.local()
+
+
+def _is_http_response(fh):
+    # http.client is loaded (not merely imported lazily) once a response
+    # exists: checking costs a command that fetched nothing no import
+    client = sys.modules.get("http.client")
+    if client is None or afterload.is_lazy(client):
+        return False
+    return isinstance(fh, client.HTTPResponse)
 
 
 def _readable_by_path(fh):
@@ -196,6 +245,8 @@ def _report_at_exit(ui, settings):
 
 def wire_exchange(ui):
     extensions.wrapfunction(exchange, "readbundle", _readbundle)
+    if hasattr(exchange, "trypullbundlefromurl"):
+        extensions.wrapfunction(exchange, "trypullbundlefromurl", _fetch_clonebundle)
     # pull and incoming from a bundle read its uncompressed copy back: wired
     # when bundlerepo loads (hg unbundle never loads it)
     afterload.when_loaded(
@@ -215,11 +266,26 @@ def wire_changegroup(ui):
     extensions.wrapfunction(changegroup, "writechunks", _writechunks)
 
 
+def _fetch_clonebundle(orig, *args, **kwargs):
+    _fetching.depth = getattr(_fetching, "depth", 0) + 1
+    try:
+        return orig(*args, **kwargs)
+    finally:
+        _fetching.depth -= 1
+
+
 def _readbundle(orig, ui, fh, fname, *args, **kwargs):
     settings = config.settings(ui)
     if settings.read_buffer:
         _report_at_exit(ui, settings)
-        fh = _bundle_reader(fh, settings.read_buffer)
+        if getattr(_fetching, "depth", 0) and _is_http_response(fh):
+            # a clone bundle over http: its socket read in calls of up to
+            # a buffer (http.client's own buffer is 8 KiB)
+            fh = io.BufferedReader(
+                _ResponseRaw(fh, _counts), buffer_size=settings.read_buffer
+            )
+        else:
+            fh = _bundle_reader(fh, settings.read_buffer)
     return orig(ui, fh, fname, *args, **kwargs)
 
 

@@ -397,8 +397,9 @@ def serving_stream_internals():
 def serving_changegroup_internals():
     """Problems (empty: none) with reading revlogs through a large buffer
     while a changegroup is generated: ``deltagroup(repo, store, nodes,
-    ...)`` and each revlog's data file (``_inner._segmentfile``, 6.7-7.2,
-    with the ``reading_handle`` that ``reading()`` sets)."""
+    ...)``, ``makestream(repo, ...)`` and each revlog's data file
+    (``_inner._segmentfile``, 6.7-7.2, with the ``reading_handle`` that
+    ``reading()`` sets)."""
     from mercurial import changegroup, revlog
     from mercurial.revlogutils import randomaccessfile
 
@@ -407,6 +408,11 @@ def serving_changegroup_internals():
     names = _positional_names(func) if callable(func) else None
     if names is None or names[:3] != ("repo", "store", "nodes"):
         problems.append("changegroup.deltagroup(repo, store, nodes, ...) is missing")
+    # a changegroup's whole generation (fastio.report)
+    func = getattr(changegroup, "makestream", None)
+    names = _positional_names(func) if callable(func) else None
+    if names is None or names[:1] != ("repo",):
+        problems.append("changegroup.makestream(repo, ...) is missing")
     problems += _missing(revlog.revlog, ("reading", "end"))
     problems += _missing(randomaccessfile.randomaccessfile, ("reading", "is_open"))
     return problems

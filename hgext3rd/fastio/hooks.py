@@ -1,7 +1,9 @@
 """What the extension puts into the Mercurial modules every command loads.
 
-``util`` (``mmapread``), ``dispatch`` (``runcommand``) and ``vfs``
-(``backgroundclosing``) are loaded by every command, so their wiring runs
+``util`` (``mmapread``), ``dispatch`` (``runcommand``), ``vfs``
+(``backgroundclosing``) and ``hgweb`` (``httpservice.run``, and the
+application classes once their modules load, for ``preload``) are loaded
+by every command, so their wiring runs
 in every ``hg status``: it must cost nothing more than the wrapping.  The
 functions installed there live in this module, whose globals hold nothing:
 a function keeps its module's globals alive, and with them every module
@@ -35,6 +37,55 @@ def wire_vfs(ui):
         compat.report_unsupported(ui, b"file closes", problems)
         return
     extensions.wrapfunction(vfsmod.abstractvfs, "backgroundclosing", backgroundclosing)
+
+
+def wire_hgweb(ui):
+    """An hgweb server runs the code of what its requests may use before
+    they run (see ``preload``): ``hg serve`` before it serves, a WSGI
+    application at its first request."""
+    from mercurial import extensions, hgweb
+    from . import afterload
+
+    extensions.wrapfunction(hgweb.httpservice, "run", run_service)
+    # the modules of the application classes (hgweb_mod, hgwebdir_mod, or
+    # from 7.2 the _inner modules they come from), wired when they load
+    for attr, cls in (("hgweb_mod", "hgweb"), ("hgwebdir_mod", "hgwebdir")):
+        module = vars(hgweb).get(attr)
+        if module is None:
+            continue
+
+        def wire_app(loaded, cls=cls):
+            # loaded now (first_request must not run a lazy module's code
+            # in a request thread)
+            from . import preload
+
+            preload.done()
+            extensions.wrapfunction(getattr(loaded, cls), "__call__", first_request)
+
+        def failed(exc, cls=cls):
+            ui.debug(
+                b"fastio: %s requests not preceded by a preload: %r\n"
+                % (cls.encode(), exc)
+            )
+
+        afterload.when_loaded(afterload.name_of(module), wire_app, failed)
+
+
+def run_service(orig, self, *args, **kwargs):
+    # hg serve: its application and listening socket are made, no request
+    # thread runs yet
+    from . import preload
+
+    preload.once(self.ui)
+    return orig(self, *args, **kwargs)
+
+
+def first_request(orig, self, env, respond):
+    from . import preload
+
+    if not preload.done():
+        preload.once(getattr(self, "ui", None))
+    return orig(self, env, respond)
 
 
 def mmapread(orig, fp, size=None, pre_populate=True):

@@ -204,10 +204,15 @@ _sessions_lock = threading.Lock()
 def current():
     """The session of the running command (a default one outside any)."""
     global _default
-    if _sessions:
+    try:
         return _sessions[-1]
+    except IndexError:
+        # (another thread may have ended the last one since)
+        pass
     if _default is None:
-        _default = Session(Policy)
+        with _sessions_lock:
+            if _default is None:
+                _default = Session(Policy)
     return _default
 
 

@@ -10,9 +10,13 @@ population jobs, stopped and joined when the command ends.  A command that
 maps nothing loads none of it.
 """
 
+import threading
+
 from . import config, hooks, mmappolicy
 
 _stop_at_exit = []
+# a server's request threads map files under the command serving them
+_begin_lock = threading.Lock()
 
 
 def session():
@@ -22,15 +26,21 @@ def session():
     if command is None:
         return mmappolicy.current()
     if command.session is None:
-        if not _stop_at_exit:
-            import atexit
-
-            # no job left running at interpreter exit (library users)
-            atexit.register(mmappolicy.stop_everything)
-            _stop_at_exit.append(True)
-        ui = command.ui
-        command.session = mmappolicy.begin_command(ui, lambda: config.mmap_policy(ui))
+        with _begin_lock:
+            if command.session is None:
+                _begin(command)
     return command.session
+
+
+def _begin(command):
+    if not _stop_at_exit:
+        import atexit
+
+        # no job left running at interpreter exit (library users)
+        atexit.register(mmappolicy.stop_everything)
+        _stop_at_exit.append(True)
+    ui = command.ui
+    command.session = mmappolicy.begin_command(ui, lambda: config.mmap_policy(ui))
 
 
 def mmapread(orig, fp, size=None, pre_populate=True):
