@@ -117,6 +117,20 @@ From stdin (a file opened by its path, /dev/stdin), and the reads of stock
   $ hg init u-stock
   $ iocount stock-gzip-v2.hg hg -R u-stock unbundle -q $STOCK stock-gzip-v2.hg
   reads: mean < 128 KiB
+
+Through a pipe (cat | hg unbundle /dev/stdin): the pipe is made to hold a
+buffer's worth (F_SETPIPE_SZ) and is read in calls of up to that; stock
+reads it as it comes, 64 KiB at most
+
+  $ hg init u-pipe
+  $ cat stock-gzip-v2.hg | iocount pipe: hg -R u-pipe unbundle -q /dev/stdin
+  reads: mean >= 128 KiB
+  $ hg init u-pipe-stock
+  $ cat stock-gzip-v2.hg | iocount pipe: hg -R u-pipe-stock unbundle -q $STOCK /dev/stdin
+  reads: mean < 128 KiB
+  $ hg -R u-pipe verify -q
+  $ storecompare u-pipe-stock u-pipe | tail -1
+  stores identical: * files (glob)
   $ hg init u-off
   $ iocount stock-gzip-v2.hg hg -R u-off unbundle -q --config fastio.read-buffer=0 stock-gzip-v2.hg
   reads: mean < 128 KiB

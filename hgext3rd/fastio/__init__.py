@@ -73,9 +73,13 @@ a compressed one, the bundles strip and rebase read back) is read through a
 buffer of ``fastio.read-buffer`` bytes: one system call per buffer instead
 of one per 4 to 64 KiB, where each call is a round trip on a network share.
 Clone bundles fetched over http are read the same way, from the
-response (stock reads its socket in calls of 15 to 30 KiB on average).
-Only files this process opened by their path, and those responses, are
-read ahead; a protocol stream is read as stock reads it.  Every bundle file Mercurial writes
+response (stock reads its socket in calls of 15 to 30 KiB on average).  A
+bundle piped in (``cat b.hg | hg unbundle /dev/stdin``) gets a pipe that
+holds a buffer's worth where the system allows it (Linux), so that each
+read takes what the writer put in (a pipe holds 64 KiB by default).  Only
+files this process opened by their path, and those responses, are read
+ahead; a protocol stream is read as stock reads it.  Every bundle file
+Mercurial writes
 (``hg bundle`` of every type, ``hg debugcreatestreamclonebundle``, strip
 and rebase backups, temporary bundles of ``hg incoming --bundle``) is
 written in blocks of ``fastio.write-buffer`` bytes, with the bytes stock

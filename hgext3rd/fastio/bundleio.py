@@ -170,12 +170,84 @@ def large_reader(fh, size, counts=_counts):
     return reader
 
 
+class _PipeRaw(io.RawIOBase):
+    """A pipe or FIFO a bundle is read from, as the raw file of a buffered
+    reader: what the caller's reader had buffered comes first; reads are
+    counted in ``counts``; closing it closes the caller's file."""
+
+    def __init__(self, owner, first, counts):
+        super().__init__()
+        self._owner = owner
+        self._raw = owner.raw
+        self._first = first
+        self._counts = counts
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        first = self._first
+        if first:
+            n = min(len(b), len(first))
+            b[:n] = first[:n]
+            self._first = first[n:]
+            return n
+        n = self._raw.readinto(b)
+        if n:
+            self._counts.reads += 1
+            self._counts.read_bytes += n
+        return n
+
+    def fileno(self):
+        return self._raw.fileno()
+
+    def close(self):
+        if not self.closed:
+            super().close()
+            self._owner.close()
+
+
+def _is_pipe_by_path(fh):
+    """True when ``fh`` is a buffered reader of a pipe or FIFO this process
+    opened by its path (``hg unbundle /dev/stdin``)."""
+    if type(fh) is not io.BufferedReader:
+        return False
+    raw = fh.raw
+    if type(raw) is not io.FileIO or not isinstance(raw.name, (bytes, str)):
+        return False
+    try:
+        return stat.S_ISFIFO(os.fstat(raw.fileno()).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _pipe_reader(fh, size):
+    """A large reader of a bundle coming through a pipe: the pipe made to
+    hold ``size`` bytes where the system lets it (Linux, up to
+    ``/proc/sys/fs/pipe-max-size``), so that one read takes what the writer
+    put in it (a pipe holds 64 KiB by default)."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fh.raw.fileno(), fcntl.F_SETPIPE_SZ, size)
+    except (ImportError, AttributeError, OSError, ValueError):
+        pass  # as large as it gets: reads are still a buffer's worth at most
+    first = fh.read1(size) if fh.peek(1) else b""
+    return io.BufferedReader(_PipeRaw(fh, first, _counts), buffer_size=size)
+
+
 def _bundle_reader(fh, size):
     """A large reader for ``exchange.readbundle``, except for a packed1
     bundle (``HGS1``): ``exchange.getbundlespec`` reads its header from the
     caller's file after ``readbundle`` (it is read in large blocks when it
     is applied, see ``_applybundlev1``).  Costs no extra system call for
     other bundles (the header is in the reader's first block)."""
+    if _is_pipe_by_path(fh):
+        try:
+            packed = fh.peek(4)[:4] == b"HGS1"
+        except (OSError, ValueError):
+            return fh
+        return fh if packed else _pipe_reader(fh, size)
     reader = large_reader(fh, size)
     if reader is fh:
         return fh
