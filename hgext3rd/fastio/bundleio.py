@@ -139,18 +139,25 @@ def _is_http_response(fh):
     return isinstance(fh, client.HTTPResponse)
 
 
+def _mode_if_opened_by_path(fh):
+    """The file mode of what ``fh`` reads if it is a buffered reader of a
+    file this process opened by its path, else None."""
+    if type(fh) is not io.BufferedReader:
+        return None
+    raw = fh.raw
+    if type(raw) is not io.FileIO or not isinstance(raw.name, (bytes, str)):
+        return None
+    try:
+        return os.fstat(raw.fileno()).st_mode
+    except (OSError, ValueError):
+        return None
+
+
 def _readable_by_path(fh):
     """True when ``fh`` is a buffered reader of a regular file this process
     opened by its path."""
-    if type(fh) is not io.BufferedReader:
-        return False
-    raw = fh.raw
-    if type(raw) is not io.FileIO or not isinstance(raw.name, (bytes, str)):
-        return False
-    try:
-        return stat.S_ISREG(os.fstat(raw.fileno()).st_mode)
-    except (OSError, ValueError):
-        return False
+    mode = _mode_if_opened_by_path(fh)
+    return mode is not None and stat.S_ISREG(mode)
 
 
 def large_reader(fh, size, counts=_counts):
@@ -210,15 +217,8 @@ class _PipeRaw(io.RawIOBase):
 def _is_pipe_by_path(fh):
     """True when ``fh`` is a buffered reader of a pipe or FIFO this process
     opened by its path (``hg unbundle /dev/stdin``)."""
-    if type(fh) is not io.BufferedReader:
-        return False
-    raw = fh.raw
-    if type(raw) is not io.FileIO or not isinstance(raw.name, (bytes, str)):
-        return False
-    try:
-        return stat.S_ISFIFO(os.fstat(raw.fileno()).st_mode)
-    except (OSError, ValueError):
-        return False
+    mode = _mode_if_opened_by_path(fh)
+    return mode is not None and stat.S_ISFIFO(mode)
 
 
 def _pipe_reader(fh, size):
