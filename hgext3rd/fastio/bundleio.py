@@ -352,10 +352,14 @@ def _readbundle(orig, ui, fh, fname, *args, **kwargs):
         _report_at_exit(ui, settings)
         if getattr(_fetching, "depth", 0) and _is_http_response(fh):
             # a clone bundle over http: its socket read in calls of up to
-            # a buffer (http.client's own buffer is 8 KiB)
-            fh = io.BufferedReader(
-                _ResponseRaw(fh, _counts), buffer_size=settings.read_buffer
-            )
+            # a buffer (http.client's own buffer is 8 KiB); under --debug as
+            # stock reads it, so that bundle2's debug lines come before the
+            # abort of a digest mismatch, found at the response's end, as in
+            # stock (Mercurial's test-clonebundles.t)
+            if not ui.debugflag:
+                fh = io.BufferedReader(
+                    _ResponseRaw(fh, _counts), buffer_size=settings.read_buffer
+                )
         else:
             fh = _bundle_reader(fh, settings.read_buffer)
     return orig(ui, fh, fname, *args, **kwargs)
