@@ -200,9 +200,12 @@ def test_reading_gives_the_stream_back_whole():
 def test_reading_a_small_stream_starts_no_thread():
     data = stream()
     ahead = precompress.CompressAhead(Zlib(), b"key", HEADER)
-    reader, stop = precompress.reading(Source(data), len(data) + 1, ahead)
-    assert stop is None
+    source = Source(data)
+    reader, stop = precompress.reading(source, len(data) + 1, ahead)
+    # nothing read before the parser asks (stock's order of reads and errors)
+    assert source._pos == 0
     assert reader.read(10) + reader.read(len(data)) == data
+    assert not reader.threaded
     assert reader.read(10) == b""
 
 
@@ -313,8 +316,15 @@ def test_no_thread_where_it_would_not_pay():
     data = small_deltas(200)
     ahead = precompress.CompressAhead(Zlib(), b"key", HEADER)
     reader, stop = precompress.reading(Source(data), 4096, ahead)
-    assert stop is None
-    assert reader.read(len(data) + 1) == data
+    got = b""
+    while True:
+        block = reader.read(len(data) + 1)
+        if not block:
+            break
+        got += block
+    assert got == data
+    assert not reader.threaded
+    stop()
 
 
 def test_a_thread_where_reading_is_slow():
@@ -328,11 +338,11 @@ def test_a_thread_where_reading_is_slow():
     data = small_deltas(200)
     ahead = precompress.CompressAhead(Zlib(), b"key", HEADER)
     reader, stop = precompress.reading(Slow(data), 4096, ahead)
-    assert stop is not None
     got = b""
     while len(got) < len(data):
         block = reader.read(4096)
         assert block
         got += block
+        assert reader.threaded
     stop()
     assert got == data

@@ -141,7 +141,9 @@ class CompressAhead:
 
 
 class _Replayed:
-    """``source`` with ``first`` (already read from it) put back in front."""
+    """``source`` with ``first`` (already read from it) put back in front;
+    a read returns no more than one of the two (as stock's reads of a part
+    do: a short read is the parser's to complete)."""
 
     def __init__(self, first, source):
         self._first = first
@@ -152,38 +154,73 @@ class _Replayed:
         if not first:
             return self._read(n)
         self._first = first[n:]
-        if len(first) < n:
-            return first + self._read(n - len(first))
         return first[:n]
+
+
+class _Reading:
+    """What the applying thread reads a changegroup through.  Its first
+    read (asked by the parser, inside Mercurial's apply, where stock reads
+    first) reads the first block, which tells whether a thread pays: when
+    reading is slow (a bundle's bzip2 or gzip, a network) or when there is
+    much to compress ahead (new files' texts).  Otherwise (a zstd bundle of
+    small deltas) a thread would only take Python's lock from the applying
+    thread for the little it saves."""
+
+    def __init__(self, source, block, ahead, max_blocks):
+        self._source = source
+        self._block = block
+        self._ahead = ahead
+        self._max_blocks = max_blocks
+        self._reader = None
+        self._stop = None
+
+    @property
+    def threaded(self):
+        return self._stop is not None
+
+    def read(self, n):
+        reader = self._reader
+        if reader is None:
+            reader = self._reader = self._start()
+        return reader.read(n)
+
+    def _start(self):
+        source, block, ahead = self._source, self._block, self._ahead
+        started = time.perf_counter()
+        first = source.read(block)
+        took = time.perf_counter() - started
+        if len(first) < block:
+            # the whole changegroup in one block: no thread for it
+            return _Replayed(first, source)
+        ahead.feed(first, compress=False)
+        if took < _SLOW_READ_S * block / (1 << 20) and (
+            ahead.last_span_bytes < _WORTH_AHEAD * block
+        ):
+            return _Replayed(first, source)
+        from . import prefetch
+
+        reader = prefetch.PrefetchReader(
+            source,
+            block=block,
+            max_blocks=self._max_blocks,
+            on_block=ahead.feed,
+            first=first,
+        )
+        self._stop = reader.close
+        return reader
+
+    def stop(self):
+        """Stop the reading thread, if one started."""
+        if self._stop is not None:
+            self._stop()
 
 
 def reading(source, block, ahead, max_blocks=16):
     """``(reader, stop)``: what the applying thread reads ``source``
     through, compressed ahead by ``ahead`` on a thread of its own when
-    that pays, and what stops that thread (None: no thread).
-
-    The first block tells: a thread pays when reading is slow (a bundle's
-    bzip2 or gzip, a network) or when there is much to compress ahead (new
-    files' texts).  Otherwise (a zstd bundle of small deltas) it would only
-    take Python's lock from the applying thread for the little it saves.
-    """
-    started = time.perf_counter()
-    first = source.read(block)
-    took = time.perf_counter() - started
-    if len(first) < block:
-        # the whole changegroup in one block: no thread for it
-        return _Replayed(first, source), None
-    ahead.feed(first, compress=False)
-    if took < _SLOW_READ_S * block / (1 << 20) and (
-        ahead.last_span_bytes < _WORTH_AHEAD * block
-    ):
-        return _Replayed(first, source), None
-    from . import prefetch
-
-    reader = prefetch.PrefetchReader(
-        source, block=block, max_blocks=max_blocks, on_block=ahead.feed, first=first
-    )
-    return reader, reader.close
+    that pays (see ``_Reading``), and what stops that thread."""
+    reader = _Reading(source, block, ahead, max_blocks)
+    return reader, reader.stop
 
 
 def _revision_spans_py(data, header_size, min_text, min_delta, max_size):
