@@ -50,6 +50,9 @@ def cram_environment(tmpdir):
             "timeout.warn = 15\n"
             "[devel]\n"
             "all-warnings = true\n"
+            # small changegroups too go through the extension's apply (the
+            # tests apply small ones; test-small-apply.t checks the default)
+            "fastio.small-applies = false\n"
             "default-date = 0 0\n"
             "[web]\n"
             "address = localhost\n"

@@ -10,6 +10,13 @@ server.  While one is applied, the store's raw vfs opens revlogs through a
 before ``apply`` returns: the transaction never closes or rolls back with a
 handle still open.
 
+A small changegroup (a bundle2 part announcing fewer than
+``SMALL_CHANGESETS`` changesets: the everyday pull, push or unbundle) is
+applied as stock applies it, and none of that machinery is loaded: it
+would cost more than it saves.  Its files still go through the opener
+when they turn out to be many (``SMALL_FILES`` or more, known once its
+changesets are in: one changeset may add a whole tree).
+
 A corrupt changegroup is refused with an ``abort:`` where stock shows a
 traceback: a file name with a NUL, newline or carriage return (which would
 also corrupt the journal, and so the rollback), a delta chunk shorter than
@@ -21,7 +28,6 @@ import threading
 
 from mercurial.i18n import _
 from mercurial import (
-    bundle2,
     changegroup as changegroupmod,
     error,
     extensions,
@@ -30,18 +36,15 @@ from mercurial import (
 )
 from mercurial.utils import stringutil
 
-from . import (
-    buffers,
-    compat,
-    compressors,
-    config,
-    durable,
-    newpaths,
-    precompress,
-    report,
-    revlogwriter,
-    storewriter,
-)
+# (the apply machinery, the ``buffers``, ``precompress``, ``report``,
+# ``revlogwriter`` and ``storewriter`` modules, is imported by the applies
+# that use it: a small one loads none of it)
+from . import compat, compressors, config
+
+# a changegroup announcing fewer changesets is applied as stock applies it
+SMALL_CHANGESETS = 16
+# ... unless it has at least this many files to write
+SMALL_FILES = 32
 
 # the opener of the changegroup being applied (one at a time, main thread)
 _active = None
@@ -59,7 +62,9 @@ def wire(ui):
     wrap(changegroupmod.cg1unpacker, "apply", apply)
     wrap(changegroupmod.cg1unpacker, "filelogheader", _checked_filelogheader)
     for cls in vars(changegroupmod).values():
-        if isinstance(cls, type) and "deltachunk" in vars(cls):
+        # (type(), not isinstance(): the latter asks a lazy module of
+        # changegroup's namespace for its __class__, which runs its code)
+        if issubclass(type(cls), type) and "deltachunk" in vars(cls):
             wrap(cls, "deltachunk", _checked_deltachunk)
     wrap(vfsmod.vfs, "__call__", _open)
     for cls in compat.encoding_store_vfs_classes():
@@ -70,6 +75,7 @@ def wire(ui):
     read_index = compat.revlog_index_read()
     if read_index is not None:
         wrap(*read_index, _read_index)
+    wrap(changegroupmod, "_addchangegroupfiles", _addchangegroupfiles)
 
 
 # names Mercurial cannot store (its manifest refuses to commit them; its
@@ -81,6 +87,8 @@ def _checked_filelogheader(orig, self):
     header = orig(self)
     name = header.get(b"filename")
     if name and _unstorable(name) is not None:
+        from . import storewriter
+
         raise error.Abort(
             _(b"corrupt changegroup: invalid file name %s")
             % storewriter.stringify(name)
@@ -111,14 +119,83 @@ def apply(orig, self, repo, tr, *args, **kwargs):
 
 
 def _apply(orig, self, repo, tr, *args, **kwargs):
-    global _active
     settings = config.settings(repo.ui)
-    durable.request(repo, tr, settings)
-    if _active is not None or threading.current_thread() is not (
-        threading.main_thread()
+    if settings.durable:
+        from . import durable
+
+        durable.request(repo, tr, settings)
+    if (
+        _active is not None
+        or _small is not None
+        or threading.current_thread() is not threading.main_thread()
     ):
         return orig(self, repo, tr, *args, **kwargs)
-    stats = report.OperationStats(b"changegroup")
+    if settings.small_applies and _is_small(args, kwargs):
+        return _apply_small(orig, self, repo, tr, settings, *args, **kwargs)
+    return _engaged(
+        b"changegroup",
+        lambda: orig(self, repo, tr, *args, **kwargs),
+        self,
+        repo,
+        tr,
+        settings,
+    )
+
+
+def _is_small(args, kwargs):
+    # the changesets a bundle2 part announces (its "nbchanges"); a bundle1
+    # and a raw stream do not say
+    if "expectedtotal" in kwargs:
+        expected = kwargs["expectedtotal"]
+    else:
+        # apply(repo, tr, srctype, url, targetphase, expectedtotal, ...)
+        expected = args[3] if len(args) > 3 else None
+    return expected is not None and expected < SMALL_CHANGESETS
+
+
+# the small changegroup being applied as stock applies it: (unpacker, tr,
+# settings), for its files (_addchangegroupfiles)
+_small = None
+
+
+def _apply_small(orig, self, repo, tr, settings, *args, **kwargs):
+    global _small
+    _small = (self, tr, settings)
+    try:
+        result = orig(self, repo, tr, *args, **kwargs)
+    finally:
+        _small = None
+    if settings.report:
+        repo.ui.write_err(b"fastio: small changegroup: applied as stock applies it\n")
+    return result
+
+
+def _addchangegroupfiles(orig, repo, source, revmap, trp, expectedfiles, *args, **kw):
+    small = _small
+    if small is None or small[0] is not source or expectedfiles < SMALL_FILES:
+        return orig(repo, source, revmap, trp, expectedfiles, *args, **kw)
+    # a few changesets adding many files: the files get the machinery
+    unpacker, tr, settings = small
+    return _engaged(
+        b"changegroup files",
+        lambda: orig(repo, source, revmap, trp, expectedfiles, *args, **kw),
+        unpacker,
+        repo,
+        tr,
+        settings,
+    )
+
+
+def _engaged(operation, run, unpacker, repo, tr, settings):
+    """``run()`` (stock's apply, or the part of it adding files) with the
+    store's revlogs opened by a ``RevlogOpener``, the changegroup read
+    through a buffer and compressed ahead when that pays; every deferred
+    close done before this returns."""
+    global _active
+    from mercurial import bundle2
+    from . import buffers, newpaths, precompress, report, revlogwriter
+
+    stats = report.OperationStats(operation)
     tuning = settings.tuning(
         repo.ui, getattr(repo, "cachevfs", None), compat.store_path(repo)
     )
@@ -133,12 +210,12 @@ def _apply(orig, self, repo, tr, *args, **kwargs):
         new_paths=newpaths.NewPaths.of(repo, tr),
     )
     opener.store_vfs = repo.svfs
-    stream = compat.changegroup_source(self)
+    stream = compat.changegroup_source(unpacker)
     # a bundle2 part ends where the changegroup ends: it can be read ahead
     # (not a raw peer stream, where the protocol goes on after it)
     # (under --debug, stock's bundle2 debug lines come in stock's order)
     read_ahead = isinstance(stream, bundle2.unbundlepart) and not repo.ui.debugflag
-    ahead = _compressing_ahead(repo, self, settings) if read_ahead else None
+    ahead = _compressing_ahead(repo, unpacker, settings) if read_ahead else None
     stop_ahead = None
     _active = opener
     try:
@@ -154,9 +231,9 @@ def _apply(orig, self, repo, tr, *args, **kwargs):
                             stream, settings.buffer_size, ahead
                         )
                     compat.set_changegroup_source(
-                        self, buffers.StreamBuffer(source, settings.buffer_size)
+                        unpacker, buffers.StreamBuffer(source, settings.buffer_size)
                     )
-                result = orig(self, repo, tr, *args, **kwargs)
+                result = run()
                 complete = True
             finally:
                 # no more deferred closes: later opens are stock's
@@ -166,7 +243,7 @@ def _apply(orig, self, repo, tr, *args, **kwargs):
                     # (before bundle2 reads the part again)
                     stop_ahead()
                 if read_ahead:
-                    compat.set_changegroup_source(self, stream)
+                    compat.set_changegroup_source(unpacker, stream)
             # a close that failed fails the application (and so the
             # transaction), like a write that failed
             file_writer.finish()
@@ -187,6 +264,8 @@ def _compressing_ahead(repo, unpacker, settings):
     header_size = getattr(unpacker, "deltaheadersize", None)
     if engine is None or header_size is None or engine[0] == b"none":
         return None
+    from . import precompress
+
     name, opts = engine
     compressor = compressors.private(name, opts)
     return precompress.CompressAhead(

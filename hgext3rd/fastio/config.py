@@ -7,8 +7,6 @@ keep the two in step.
 from mercurial import error, exthelper
 from mercurial.i18n import _
 
-from . import autotune, filewriter
-
 eh = exthelper.exthelper()
 
 SECTION = b"fastio"
@@ -35,6 +33,8 @@ eh.configitem(SECTION, b"compress-ahead", default=True)
 eh.configitem(b"devel", b"fastio.durable-method", default=b"auto")
 # tests: the helper forced off (pure) or to start with a fallback method
 eh.configitem(b"devel", b"fastio.mmap-helper", default=b"auto")
+# tests: small changegroups applied with the machinery too (changegroup)
+eh.configitem(b"devel", b"fastio.small-applies", default=True)
 # the bench: the population thread's priority (added to its nice value)
 eh.configitem(b"devel", b"fastio.mmap-thread-nice", default=10)
 
@@ -125,6 +125,7 @@ class Settings:
         self.stream_writer = ui.configbool(SECTION, b"stream-writer")
         self.durable = ui.configbool(SECTION, b"durable")
         self.compress_ahead = ui.configbool(SECTION, b"compress-ahead")
+        self.small_applies = ui.configbool(b"devel", b"fastio.small-applies")
         self.durable_method = (
             ui.config(b"devel", b"fastio.durable-method").strip().lower()
         )
@@ -150,17 +151,19 @@ class Settings:
                     ui.configint(b"worker", b"backgroundcloseminfilecount"),
                 )
             else:
-                self.close_mode = filewriter.MODE_NEVER
+                self.close_mode = _MODES[b"never"]
 
     def tuning(self, ui, cachevfs, path):
         """Auto mode's cached latency for closes into ``path``, or None
         (not auto mode, cache disabled, or no repository cache)."""
         if (
-            self.close_mode != filewriter.MODE_AUTO
+            self.close_mode != _MODES[b"auto"]
             or not self.probe_max_age_s
             or cachevfs is None
         ):
             return None
+        from . import autotune
+
         return autotune.Tuning(ui, cachevfs, path, self.probe_max_age_s)
 
     def make_file_writer(
@@ -169,6 +172,8 @@ class Settings:
         """The file writer of an operation writing ``expectedcount`` files
         (-1: unknown) into ``destinations`` vfs (stock starts a closer, and
         says so under --debug, for each); ``tuning`` is auto mode's cache."""
+        from . import filewriter
+
         mode, threads = self.close_mode, self.close_threads
         if self.stock_close is not None:
             tuning = None
