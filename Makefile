@@ -30,7 +30,9 @@ test: $(STAMP)
 
 # Mercurial's own tests (tests/upstream-tests.txt) from the source of the
 # release under test, with the extension on in every hg they run
-# (tests/upstream/ holds our check that it is on: run first, same harness)
+# (tests/upstream/ holds our check that it is on: run first, same harness);
+# their changegroups are small: the extension applies them all, as it
+# applies large ones (devel.fastio.small-applies=false)
 HG_SRC = build/hg-src-$(HG)
 UPSTREAM_JOBS ?= 2
 # base of the ports the harness gives its tests (its own default: 20059);
@@ -55,6 +57,7 @@ test-upstream: $(STAMP) $(HG_SRC)/tests/run-tests.py
 	cd $(HG_SRC)/tests && env -u PYTHONUNBUFFERED PATH="$(ABS_BIN):$$PATH" \
 	  "$(ABS_BIN)/python3" run-tests.py \
 	  --with-hg="$(ABS_BIN)/hg" --extra-config-opt extensions.fastio=$(EXT) \
+	  --extra-config-opt devel.fastio.small-applies=false \
 	  -j$(UPSTREAM_JOBS) --port $(UPSTREAM_PORT) --time \
 	  $$(cd $(CURDIR)/tests/upstream && ls test-*.t) \
 	  $$(grep -v '^#' $(CURDIR)/tests/upstream-tests.txt)
