@@ -48,6 +48,12 @@ blocks.  Every deferred close is done before the transaction closes or
 rolls back, and a file is never reopened, renamed or removed while its close
 is pending.
 
+A small changegroup (fewer than 16 changesets, as a bundle2 part announces
+them: the everyday pull, push or unbundle) is applied as Mercurial applies
+it, and the extension's apply machinery is not even loaded: it would cost
+more than it saves.  Its files still get the extension's writer when there
+are 32 or more of them (one changeset may add a whole tree).
+
 A changegroup of more than one block (``fastio.buffer-size``) is read by a
 second thread a few blocks ahead, which also decompresses the bundle and
 compresses the revisions the revlogs will most likely store (a new file's
@@ -352,8 +358,8 @@ Configuration
   for them, the peak of pending closes, how closing was decided, which
   revlog indexes Mercurial maps, and the mmap population policy with what
   it did so far, the time flushing took under ``fastio.durable``, and how
-  many revisions a changegroup had compressed ahead.  A
-  stream clone reports the files of the stream; a
+  many revisions a changegroup had compressed ahead; a small changegroup
+  says it was applied as Mercurial applies it.  A stream clone reports the files of the stream; a
   checkout (or any other ``backgroundclosing`` block) gets its own
   section.  A command that read or wrote bundle files ends with their
   system calls and mean size.  Each stream or changegroup generated (a
