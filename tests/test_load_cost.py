@@ -153,3 +153,50 @@ def test_installed_functions_hold_no_modules(repo):
         name, module, held = line.split()
         assert module == "hgext_fastio.hooks", line
         assert held == "-", line
+
+
+# the extension's apply machinery: a small changegroup is applied as stock
+# applies it, and loads none of it (changegroup.SMALL_CHANGESETS)
+APPLY_MACHINERY = {
+    "hgext_fastio.revlogwriter",
+    "hgext_fastio.filewriter",
+    "hgext_fastio.writestrategy",
+    "hgext_fastio.precompress",
+    "hgext_fastio.buffers",
+    "hgext_fastio.report",
+    "hgext_fastio.storewriter",
+    "hgext_fastio.autotune",
+}
+
+
+@pytest.mark.parametrize("small_applies", [True, False])
+def test_small_unbundle_loads_no_apply_machinery(tmp_path, small_applies):
+    hg = os.path.join(os.path.dirname(sys.executable), "hg")
+    env = dict(os.environ, HGRCPATH="", HGUSER="test")
+    src, dst = str(tmp_path / "src"), str(tmp_path / "dst")
+    bundle = str(tmp_path / "one.hg")
+    subprocess.run([hg, "init", src], check=True, env=env)
+    for text in ("a\n", "b\n"):
+        with open(os.path.join(src, "a"), "w") as f:
+            f.write(text)
+        subprocess.run([hg, "-R", src, "commit", "-qAm", text], check=True, env=env)
+    subprocess.run(
+        [hg, "-R", src, "bundle", "-q", "-r", "1", "--base", "0", bundle],
+        check=True,
+        env=env,
+    )
+    subprocess.run([hg, "clone", "-q", "-U", "-r", "0", src, dst], check=True, env=env)
+    args = ["unbundle", "-q", bundle]
+    if not small_applies:
+        args += ["--config", "devel.fastio.small-applies=false"]
+    loaded = loaded_modules(dst, args, extension=True)
+    assert "hgext_fastio.changegroup" in loaded  # the apply was wrapped
+    if small_applies:
+        assert not loaded & APPLY_MACHINERY, sorted(loaded & APPLY_MACHINERY)
+    else:
+        # (the check sees the machinery when it is there)
+        engaged = APPLY_MACHINERY - {
+            "hgext_fastio.autotune",
+            "hgext_fastio.storewriter",
+        }
+        assert engaged <= loaded, sorted(engaged - loaded)
