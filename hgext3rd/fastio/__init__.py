@@ -400,9 +400,7 @@ _WIRING = (
     # vfs.backgroundclosing (checkouts, stock's stream writer)
     ("mercurial.vfs", "hooks", "wire_vfs"),
     # hg recover also removes the directories an apply made
-    ("mercurial.transaction", "recovery", "wire"),
-    # fastio.durable: the flush before the journal is removed
-    ("mercurial.transaction", "durable", "wire"),
+    ("mercurial.transaction", "hooks", "wire_transaction"),
     # streamclone.consumev1/v2/v3
     ("mercurial.streamclone", "streamclone", "wire"),
     # every changegroup apply

@@ -39,7 +39,7 @@ from mercurial.utils import stringutil
 # (the apply machinery, the ``buffers``, ``precompress``, ``report``,
 # ``revlogwriter`` and ``storewriter`` modules, is imported by the applies
 # that use it: a small one loads none of it)
-from . import compat, compressors, config
+from . import compat, config
 
 # a changegroup announcing fewer changesets is applied as stock applies it
 SMALL_CHANGESETS = 16
@@ -51,13 +51,9 @@ _active = None
 
 
 def wire(ui):
-    """Wire in, unless stock's internals are not the ones this was written
-    for (see ``compat.changegroup_internals``)."""
-    problems = compat.changegroup_internals()
-    if problems:
-        compat.report_unsupported(ui, b"changegroups", problems)
-        return
-    compressors.setup()
+    """Wrap the apply.  What serves an apply that uses the machinery is put
+    in place by the first such apply (``_wire_machinery``): a command that
+    applies only small changegroups pays for none of it."""
     wrap = extensions.wrapfunction
     wrap(changegroupmod.cg1unpacker, "apply", apply)
     wrap(changegroupmod.cg1unpacker, "filelogheader", _checked_filelogheader)
@@ -66,16 +62,41 @@ def wire(ui):
         # changegroup's namespace for its __class__, which runs its code)
         if issubclass(type(cls), type) and "deltachunk" in vars(cls):
             wrap(cls, "deltachunk", _checked_deltachunk)
-    wrap(vfsmod.vfs, "__call__", _open)
-    for cls in compat.encoding_store_vfs_classes():
-        wrap(cls, "__call__", _open_by_name)
-    wrap(vfsmod.abstractvfs, "exists", _exists)
-    for name in ("rename", "unlink", "tryunlink", "unlinkpath"):
-        wrap(vfsmod.abstractvfs, name, _waiting_first)
-    read_index = compat.revlog_index_read()
-    if read_index is not None:
-        wrap(*read_index, _read_index)
-    wrap(changegroupmod, "_addchangegroupfiles", _addchangegroupfiles)
+    # (without it, the files of a small changegroup are stock's)
+    if hasattr(changegroupmod, "_addchangegroupfiles"):
+        wrap(changegroupmod, "_addchangegroupfiles", _addchangegroupfiles)
+
+
+# what stock's internals lack for the machinery (empty: it is wired in), or
+# None before the first apply that uses it
+_machinery_problems = None
+
+
+def _wire_machinery(ui):
+    """Whether the machinery is wired in: now, unless stock's internals are
+    not the ones it was written for (see ``compat.changegroup_internals``).
+    The wrappers act only while an apply has the machinery (``_active``)."""
+    global _machinery_problems
+    if _machinery_problems is None:
+        problems = compat.changegroup_internals()
+        if problems:
+            compat.report_unsupported(ui, b"changegroups", problems)
+        else:
+            from . import compressors
+
+            compressors.setup()
+            wrap = extensions.wrapfunction
+            wrap(vfsmod.vfs, "__call__", _open)
+            for cls in compat.encoding_store_vfs_classes():
+                wrap(cls, "__call__", _open_by_name)
+            wrap(vfsmod.abstractvfs, "exists", _exists)
+            for name in ("rename", "unlink", "tryunlink", "unlinkpath"):
+                wrap(vfsmod.abstractvfs, name, _waiting_first)
+            read_index = compat.revlog_index_read()
+            if read_index is not None:
+                wrap(*read_index, _read_index)
+        _machinery_problems = problems
+    return not _machinery_problems
 
 
 # names Mercurial cannot store (its manifest refuses to commit them; its
@@ -192,8 +213,10 @@ def _engaged(operation, run, unpacker, repo, tr, settings):
     through a buffer and compressed ahead when that pays; every deferred
     close done before this returns."""
     global _active
+    if not _wire_machinery(repo.ui):
+        return run()
     from mercurial import bundle2
-    from . import buffers, newpaths, precompress, report, revlogwriter
+    from . import buffers, compressors, newpaths, precompress, report, revlogwriter
 
     stats = report.OperationStats(operation)
     tuning = settings.tuning(
@@ -264,7 +287,7 @@ def _compressing_ahead(repo, unpacker, settings):
     header_size = getattr(unpacker, "deltaheadersize", None)
     if engine is None or header_size is None or engine[0] == b"none":
         return None
-    from . import precompress
+    from . import compressors, precompress
 
     name, opts = engine
     compressor = compressors.private(name, opts)

@@ -33,8 +33,9 @@ one ``syncfs`` costs a fraction of an ``fsync`` per file):
 
 import errno
 import os
+import threading
 
-from mercurial import error, util
+from mercurial import error, extensions, util
 from mercurial.i18n import _
 from mercurial.utils import stringutil
 
@@ -42,20 +43,28 @@ from . import compat, config, newpaths
 
 METHOD_SYNCFS = b"syncfs"
 METHOD_FSYNC = b"fsync"
-# set by wire(): whether transactions call back before removing the journal
-_wired = False
+# whether transactions call back before removing the journal: None until
+# the first apply asks for durability (a command that does not, loads none
+# of this), then True or False
+_wired = None
+# (a server applies pushes in request threads)
+_wire_lock = threading.Lock()
 
 
-def wire(ui):
+def _wire(ui):
     global _wired
-    from mercurial import extensions
+    with _wire_lock:
+        if _wired is None:
+            _wired = _wrap_commit_point(ui)
 
+
+def _wrap_commit_point(ui):
     point = compat.transaction_commit_point()
     if point is None:
         ui.debug(b"fastio: durable applies unavailable on this Mercurial\n")
-        return
+        return False
     extensions.wrapfunction(*point, _commit_point)
-    _wired = True
+    return True
 
 
 def request(repo, tr, settings, stream=False):
@@ -65,6 +74,10 @@ def request(repo, tr, settings, stream=False):
     repository is unlocked."""
     if not settings.durable or getattr(tr, "_fastio_flush", None) is not None:
         return
+    if _wired is None:
+        # (the transaction is open: the class's method is wrapped before
+        # this one reaches it)
+        _wire(repo.ui)
     if not _wired:
         # never claim durability that cannot be delivered
         raise error.Abort(
@@ -77,8 +90,6 @@ def request(repo, tr, settings, stream=False):
 
 def flushing_clones():
     """A context in which a clone flushes its checkout once it is done."""
-    from mercurial import extensions
-
     return extensions.wrappedfunction(*compat.clone_function(), _clone)
 
 

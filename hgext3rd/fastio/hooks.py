@@ -3,7 +3,8 @@
 ``util`` (``mmapread``), ``dispatch`` (``runcommand``), ``vfs``
 (``backgroundclosing``) and ``hgweb`` (``httpservice.run``, and the
 application classes once their modules load, for ``preload``) are loaded
-by every command, so their wiring runs
+by every command, ``transaction`` (``rollback``) by every command that
+writes, so their wiring runs
 in every ``hg status``: it must cost nothing more than the wrapping.  The
 functions installed there live in this module, whose globals hold nothing:
 a function keeps its module's globals alive, and with them every module
@@ -37,6 +38,13 @@ def wire_vfs(ui):
         compat.report_unsupported(ui, b"file closes", problems)
         return
     extensions.wrapfunction(vfsmod.abstractvfs, "backgroundclosing", backgroundclosing)
+
+
+def wire_transaction(ui):
+    """``hg recover`` also removes the directories an apply made."""
+    from mercurial import extensions, transaction
+
+    extensions.wrapfunction(transaction, "rollback", rollback)
 
 
 def wire_hgweb(ui):
@@ -127,6 +135,12 @@ def runcommand(orig, lui, repo, *args, **kwargs):
             from . import mmapwire
 
             mmapwire.end_command(command.session)
+
+
+def rollback(orig, *args, **kwargs):
+    from . import recovery
+
+    return recovery.rollback(orig, *args, **kwargs)
 
 
 def backgroundclosing(orig, self, ui, *args, **kwargs):

@@ -1,14 +1,12 @@
-"""The wiring: ``hg recover`` also removes what ``newpaths`` recorded.
+"""``hg recover`` also removes what ``newpaths`` recorded.
 
 Mercurial's rollback of an abandoned journal (``transaction.rollback``,
 called by ``hg recover``) truncates and removes files, restores backups and
 removes temporary files, among them the extension's list of new paths.  The
 list is read first, and what it names (the directories the interrupted
 apply made, the cache files it created) is removed once Mercurial's
-playback is done.
+playback is done (``hooks`` wraps ``transaction.rollback``).
 """
-
-from mercurial import extensions, transaction
 
 from . import newpaths
 
@@ -17,11 +15,7 @@ from . import newpaths
 _JOURNAL = b"journal"
 
 
-def wire(ui):
-    extensions.wrapfunction(transaction, "rollback", _rollback)
-
-
-def _rollback(orig, opener, vfsmap, file, *args, **kwargs):
+def rollback(orig, opener, vfsmap, file, *args, **kwargs):
     leftovers = ([], [])
     if file == _JOURNAL:
         leftovers = newpaths.read_leftovers(opener, vfsmap.get(newpaths.PLAIN))
