@@ -378,7 +378,6 @@ Configuration
 
 import importlib
 
-from mercurial import exthelper
 from mercurial.utils import stringutil
 
 from . import afterload, config, debugcommands, metadata
@@ -388,9 +387,9 @@ testedwith = metadata.testedwith
 minimumhgversion = metadata.minimumhgversion
 buglink = metadata.buglink
 
-eh = exthelper.exthelper()
-for _module in (config, debugcommands):
-    eh.merge(_module.eh)
+# (Mercurial's registrar tables, and setup functions of its protocol)
+cmdtable = debugcommands.cmdtable
+configtable = config.configtable
 
 # Each part is wired in when Mercurial loads the module it wraps, not when
 # the extension is set up: a command that applies no stream and no
@@ -429,8 +428,7 @@ def _wiring(part, function):
     return getattr(importlib.import_module("." + part, __name__), function)
 
 
-@eh.extsetup
-def _wire(ui):
+def extsetup(ui):
     for module, part, function in _WIRING:
 
         def failed(exc, module=module):
@@ -445,9 +443,8 @@ def _wire(ui):
         )
 
 
-@eh.uisetup
-def _wrap_clone(ui):
-    # (not eh.wrapcommand: Mercurial 7.2's command table is filled when
+def uisetup(ui):
+    # (not wrapping at import: Mercurial 7.2's command table is filled when
     # mercurial.commands loads, which a library user may not have done yet)
     from mercurial import commands, extensions
 
@@ -464,8 +461,7 @@ def _clone(orig, ui, *args, **opts):
         return orig(ui, *args, **opts)
 
 
-@eh.reposetup
-def _reposetup(ui, repo):
+def reposetup(ui, repo):
     # auto mode looks up the close latency of the filesystem a
     # backgroundclosing block writes to in the repository's cache
     cachevfs = getattr(repo, "cachevfs", None)
@@ -478,10 +474,3 @@ def _reposetup(ui, repo):
     ):
         if vfs is not None:
             vfs._fastio_repo = (cachevfs, svfs, role)
-
-
-cmdtable = eh.cmdtable
-configtable = eh.configtable
-uisetup = eh.finaluisetup
-extsetup = eh.finalextsetup
-reposetup = eh.finalreposetup

@@ -23,7 +23,6 @@ also corrupt the journal, and so the rollback), a delta chunk shorter than
 its header, and a delta that does not apply.
 """
 
-import re
 import threading
 
 from mercurial.i18n import _
@@ -99,15 +98,17 @@ def _wire_machinery(ui):
     return not _machinery_problems
 
 
-# names Mercurial cannot store (its manifest refuses to commit them; its
-# fncache and journal are lists of lines)
-_unstorable = re.compile(rb"[\0\n\r]").search
+def _unstorable(name):
+    """A name Mercurial cannot store (its manifest refuses to commit it; its
+    fncache and journal are lists of lines).  (Not a regular expression:
+    compiling one at load costs every command that loads changegroup.)"""
+    return b"\0" in name or b"\n" in name or b"\r" in name
 
 
 def _checked_filelogheader(orig, self):
     header = orig(self)
     name = header.get(b"filename")
-    if name and _unstorable(name) is not None:
+    if name and _unstorable(name):
         from . import storewriter
 
         raise error.Abort(

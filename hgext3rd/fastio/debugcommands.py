@@ -2,15 +2,16 @@
 hg command loads this module (the command table), not their code."""
 
 from mercurial.i18n import _
-from mercurial import exthelper
+from mercurial import registrar
 
-eh = exthelper.exthelper()
+cmdtable = {}
+command = registrar.command(cmdtable)
 
 # files hg debugfastio creates to time creates and closes
 PROBE_FILES = 256
 
 
-@eh.command(
+@command(
     b"debugfastio",
     [
         (b"", b"files", PROBE_FILES, _(b"number of files to probe with")),

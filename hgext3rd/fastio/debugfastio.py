@@ -23,7 +23,7 @@ def _settings_lines(ui):
     """``name: value`` of every registered option, with ``(default)`` when
     not set by the user."""
     out = []
-    for name, item in sorted(config.eh.configtable[config.SECTION].items()):
+    for name, item in sorted(config.configtable[config.SECTION].items()):
         value = ui.config(config.SECTION, name)
         if value is None:
             value = item.default
