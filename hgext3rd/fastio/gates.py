@@ -109,14 +109,42 @@ def wire_bundle_writes(ui):
     extensions.wrapfunction(changegroup, "writechunks", writechunks)
 
 
-# (every bundle file is read and written in large calls: no call here is
-# not bundleio's)
-
-
-def readbundle(orig, ui, *args, **kwargs):
+def readbundle(orig, ui, fh, *args, **kwargs):
+    if _read_as_stock(ui, fh):
+        return orig(ui, fh, *args, **kwargs)
     from . import bundleio
 
-    return bundleio.readbundle(orig, ui, *args, **kwargs)
+    return bundleio.readbundle(orig, ui, fh, *args, **kwargs)
+
+
+def _read_as_stock(ui, fh):
+    """Whether ``bundleio`` would read ``fh`` in the calls stock makes:
+    under ``fastio.read-buffer=0``, or, with nothing to report
+    (``fastio.report`` counts the calls), when ``fh`` is a file its own
+    buffer holds whole (a bundle of a few changesets), as the extension's
+    would."""
+    import io
+    import os
+    import stat
+
+    read_buffer = ui.configbytes(b"fastio", b"read-buffer")
+    if read_buffer <= 0:
+        return True
+    if type(fh) is not io.BufferedReader or type(fh.raw) is not io.FileIO:
+        return False
+    if ui.configbool(b"fastio", b"report"):
+        return False
+    try:
+        st = os.fstat(fh.fileno())
+    except (OSError, ValueError):
+        return False
+    # (the buffer open() gives a file: its block size, or more in later
+    # Pythons)
+    buffer = st.st_blksize if st.st_blksize > 1 else io.DEFAULT_BUFFER_SIZE
+    return stat.S_ISREG(st.st_mode) and st.st_size <= min(buffer, read_buffer)
+
+
+# (every other bundle file is read and written in large calls)
 
 
 def fetch_clonebundle(orig, *args, **kwargs):
