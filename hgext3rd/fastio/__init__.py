@@ -396,7 +396,7 @@ _WIRING = (
     # vfs.backgroundclosing (checkouts, stock's stream writer)
     ("mercurial.vfs", "hooks", "wire_vfs"),
     # hg recover also removes the directories an apply made
-    ("mercurial.transaction", "recovery", "wire"),
+    ("mercurial.transaction", "gates", "wire_recovery"),
     # fastio.durable: the flush before the journal is removed
     ("mercurial.transaction", "durable", "wire"),
     # streamclone.consumev1/v2/v3 (streamclone)

@@ -1,10 +1,10 @@
-"""What the extension puts into Mercurial's stream, changegroup and bundle
-modules, when they load (see ``_WIRING`` in ``__init__``).
+"""What the extension puts into Mercurial's stream, changegroup, bundle and
+transaction modules, when they load (see ``_WIRING`` in ``__init__``).
 
 Each wrapper here decides whether the call is work for the extension and
 only then imports the module doing it: ``streamclone`` (applying a
 stream), ``serving`` (generating a stream or a changegroup), ``bundleio``
-(bundle files).  An ``hg unbundle`` or ``hg pull`` of a few changesets
+(bundle files), ``recovery`` (``hg recover``).  An ``hg unbundle`` or ``hg pull`` of a few changesets
 generates no stream, applies none and reads no revlog in large calls: it
 loads none of them.  What those modules rely on in Mercurial is checked
 at their first call (``compat.supported``), on the functions as they were
@@ -65,6 +65,29 @@ def consume_v3(orig, repo, *args, **kwargs):
     from . import streamclone
 
     return streamclone.consume("consumev3", orig, repo, *args, **kwargs)
+
+
+# -- hg recover: recovery ----------------------------------------------------
+
+
+def wire_recovery(ui):
+    from mercurial import extensions, transaction
+
+    extensions.wrapfunction(transaction, "rollback", rollback)
+
+
+# the journal of a repository's transactions (every supported release);
+# "undo" journals are never left with a list of new paths (it goes when
+# they close)
+_JOURNAL = b"journal"
+
+
+def rollback(orig, opener, vfsmap, file, *args, **kwargs):
+    if file != _JOURNAL:
+        return orig(opener, vfsmap, file, *args, **kwargs)
+    from . import recovery
+
+    return recovery.rollback(orig, opener, vfsmap, file, *args, **kwargs)
 
 
 # -- bundle files: bundleio ---------------------------------------------------

@@ -1,4 +1,4 @@
-"""The wiring: ``hg recover`` also removes what ``newpaths`` recorded.
+"""``hg recover`` also removes what ``newpaths`` recorded.
 
 Mercurial's rollback of an abandoned journal (``transaction.rollback``,
 called by ``hg recover``) truncates and removes files, restores backups and
@@ -8,23 +8,12 @@ apply made, the cache files it created) is removed once Mercurial's
 playback is done.
 """
 
-from mercurial import extensions, transaction
-
 from . import newpaths
 
-# the journal of a repository's transactions (every supported release);
-# "undo" journals are never left with a list (it goes when they close)
-_JOURNAL = b"journal"
 
-
-def wire(ui):
-    extensions.wrapfunction(transaction, "rollback", _rollback)
-
-
-def _rollback(orig, opener, vfsmap, file, *args, **kwargs):
-    leftovers = ([], [])
-    if file == _JOURNAL:
-        leftovers = newpaths.read_leftovers(opener, vfsmap.get(newpaths.PLAIN))
+def rollback(orig, opener, vfsmap, file, *args, **kwargs):
+    """``transaction.rollback`` (wrapped in ``gates``) of a journal."""
+    leftovers = newpaths.read_leftovers(opener, vfsmap.get(newpaths.PLAIN))
     result = orig(opener, vfsmap, file, *args, **kwargs)
     newpaths.remove(*leftovers)
     return result
