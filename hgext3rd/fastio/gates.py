@@ -230,10 +230,9 @@ def generatev1(orig, repo, *args, **kwargs):
 
 
 def makestream(orig, repo, *args, **kwargs):
-    from . import config
-
-    # (serving's only work here is fastio.report's line)
-    if not config.settings(repo.ui).report:
+    # serving's only work here is fastio.report's line (the option read
+    # alone: config.settings reads them all)
+    if not repo.ui.configbool(b"fastio", b"report"):
         return orig(repo, *args, **kwargs)
     from . import serving
 
