@@ -4,8 +4,9 @@ transaction modules, when they load (see ``_WIRING`` in ``__init__``).
 Each wrapper here decides whether the call is work for the extension and
 only then imports the module doing it: ``streamclone`` (applying a
 stream), ``serving`` (generating a stream or a changegroup), ``bundleio``
-(bundle files), ``recovery`` (``hg recover``).  An ``hg unbundle`` or ``hg pull`` of a few changesets
-generates no stream, applies none and reads no revlog in large calls: it
+(bundle files), ``recovery`` (``hg recover``).  An ``hg unbundle`` or
+``hg pull`` of a few changesets generates no stream, applies none, reads
+no revlog in large calls and its bundle file in the calls stock makes: it
 loads none of them.  What those modules rely on in Mercurial is checked
 at their first call (``compat.supported``), on the functions as they were
 before they were wrapped here (``wrapped``).
