@@ -30,8 +30,8 @@ Silent by default: a clone prints what stock prints
 
 On a release whose internals are not the ones the extension was written for
 (simulated here), the part concerned keeps stock behaviour and says why in
-one debug line, when Mercurial loads the module that part wraps (or, for
-file closes, at the first block of them)
+one debug line, at its first call (for file closes, at the first block of
+them)
 
   $ B="--config extensions.breakinternals=$TESTDIR/breakinternals.py"
   $ hg init broken1
@@ -47,8 +47,14 @@ those internals: its report line)
   $ hg init broken2
   $ hg $B --config breakinternals.stream=missing -R broken2 unbundle s.hg --config fastio.report=yes > broken2.out 2>&1
   $ grep -v '^fastio: bundle reads' broken2.out | normtransfer > c; cmp b c
-  $ hg $B --config breakinternals.stream=missing --debug version 2>&1 | grep '^fastio'
+  $ hg init broken3
+  $ hg $B --config breakinternals.stream=missing --debug -R broken3 unbundle s.hg 2>&1 | grep '^fastio'
   fastio: Mercurial * differs from the tested releases (streamclone.consumev1 is missing): stock behaviour for stream clones (glob)
+
+A command that applies no stream says nothing of them
+
+  $ hg $B --config breakinternals.stream=missing --debug version 2>&1 | grep '^fastio'
+  [1]
 
 Without --debug nothing is said, and the same unbundle is accelerated where
 the internals are as expected

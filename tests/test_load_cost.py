@@ -103,6 +103,48 @@ def test_nothing_heavy_loaded(repo, args):
     assert not (fastio & HEAVY) - stock
 
 
+# what an unbundle of one changeset in a small repository uses none of: the
+# stream writer, the generation of streams and changegroups (wrapped in
+# gates, loaded at their first call that is the extension's), large reads
+# of bundle files (its own buffer holds it whole), the mmap population
+# policy (its mappings are all below the threshold)
+NOT_FOR_ONE_CHANGESET = {
+    "hgext_fastio.serving",
+    "hgext_fastio.bundleio",
+    "hgext_fastio.streamclone",
+    "hgext_fastio.storewriter",
+    "hgext_fastio.prescan",
+    "hgext_fastio.prefetch",
+    "hgext_fastio.mmapwire",
+    "hgext_fastio.mmappolicy",
+    "hgext_fastio._populate",
+}
+
+
+def test_one_changeset_unbundle_loads_what_it_uses(repo, tmp_path):
+    hg = os.path.join(os.path.dirname(sys.executable), "hg")
+    env = dict(os.environ, HGRCPATH="", HGUSER="test")
+
+    def run(*args):
+        subprocess.run([hg, *args], check=True, env=env, cwd=str(tmp_path))
+
+    run("clone", "-q", repo, "ahead")
+    with open(str(tmp_path / "ahead" / "a"), "a") as f:
+        f.write("more\n")
+    run("-R", "ahead", "commit", "-qm", "one")
+    run("-R", "ahead", "bundle", "-q", "-r", "tip", "--base", "0", "one.hg")
+    bundle = str(tmp_path / "one.hg")
+    loaded = {}
+    for extension in (False, True):
+        dest = "dest-%s" % extension
+        run("clone", "-q", repo, dest)
+        args = ["unbundle", "-q", bundle]
+        loaded[extension] = loaded_modules(str(tmp_path / dest), args, extension)
+    added = loaded[True] - loaded[False]
+    assert "hgext_fastio.gates" in added  # the extension was on
+    assert not added & NOT_FOR_ONE_CHANGESET, sorted(added & NOT_FOR_ONE_CHANGESET)
+
+
 def test_modes_spelled_out_in_config_are_the_writers():
     # config reads modes without loading the file writer
     sys.path.insert(0, ROOT)

@@ -394,30 +394,32 @@ configtable = config.configtable
 # Each part is wired in when Mercurial loads the module it wraps, not when
 # the extension is set up: a command that applies no stream and no
 # changegroup (hg status, hg log) loads neither Mercurial's modules for
-# them nor the extension's (see afterload).
+# them nor the extension's (see afterload).  The wrappers in gates load the
+# module doing the work at their first call that is the extension's: an
+# unbundle applies no stream and generates none.
 _WIRING = (
     # vfs.backgroundclosing (checkouts, stock's stream writer)
     ("mercurial.vfs", "hooks", "wire_vfs"),
     # hg recover also removes the directories an apply made
-    ("mercurial.transaction", "hooks", "wire_transaction"),
-    # streamclone.consumev1/v2/v3
-    ("mercurial.streamclone", "streamclone", "wire"),
+    ("mercurial.transaction", "gates", "wire_recovery"),
+    # streamclone.consumev1/v2/v3 (streamclone)
+    ("mercurial.streamclone", "gates", "wire_stream_apply"),
     # every changegroup apply
     ("mercurial.changegroup", "changegroup", "wire"),
     # util.mmapread and each command's population session
     ("mercurial.util", "hooks", "wire_util"),
-    # bundle files: read (exchange.readbundle, packed1 bundles), written
-    # (changegroup.writechunks)
-    ("mercurial.exchange", "bundleio", "wire_exchange"),
-    ("mercurial.streamclone", "bundleio", "wire_streamclone"),
-    ("mercurial.changegroup", "bundleio", "wire_changegroup"),
+    # bundle files (bundleio): read (exchange.readbundle, packed1 bundles),
+    # written (changegroup.writechunks)
+    ("mercurial.exchange", "gates", "wire_bundle_reads"),
+    ("mercurial.streamclone", "gates", "wire_packed_bundles"),
+    ("mercurial.changegroup", "gates", "wire_bundle_writes"),
     # store files and revlogs read while a stream (streamclone._emit2,
     # _emit3, generatev1) or a changegroup (changegroup.deltagroup) is
-    # generated: servers, local clones, hg bundle
-    ("mercurial.streamclone", "serving", "wire_streamclone"),
-    ("mercurial.changegroup", "serving", "wire_changegroup"),
+    # generated (serving): servers, local clones, hg bundle
+    ("mercurial.streamclone", "gates", "wire_stream_generation"),
+    ("mercurial.changegroup", "gates", "wire_changegroup_generation"),
     # an hgweb server loads what its requests may load before they run
-    # (hg serve: before it serves; a WSGI application: at its first request)
+    # (hg serve: before it serves; a WSGI application at its first request)
     ("mercurial.hgweb", "hooks", "wire_hgweb"),
 )
 

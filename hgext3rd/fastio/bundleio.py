@@ -29,9 +29,6 @@ import stat
 import sys
 import threading
 
-from mercurial import changegroup, exchange, extensions, streamclone
-from mercurial.utils import stringutil
-
 from . import afterload, config
 
 
@@ -240,7 +237,7 @@ def _bundle_reader(fh, size):
     """A large reader for ``exchange.readbundle``, except for a packed1
     bundle (``HGS1``): ``exchange.getbundlespec`` reads its header from the
     caller's file after ``readbundle`` (it is read in large blocks when it
-    is applied, see ``_applybundlev1``).  Costs no extra system call for
+    is applied, see ``applybundlev1``).  Costs no extra system call for
     other bundles (the header is in the reader's first block)."""
     if _is_pipe_by_path(fh):
         try:
@@ -315,30 +312,10 @@ def _report_at_exit(ui, settings):
         ui.atexit(_report, ui)
 
 
-def wire_exchange(ui):
-    extensions.wrapfunction(exchange, "readbundle", _readbundle)
-    if hasattr(exchange, "trypullbundlefromurl"):
-        extensions.wrapfunction(exchange, "trypullbundlefromurl", _fetch_clonebundle)
-    # pull and incoming from a bundle read its uncompressed copy back: wired
-    # when bundlerepo loads (hg unbundle never loads it)
-    afterload.when_loaded(
-        "mercurial.bundlerepo",
-        _wire_bundlerepo,
-        lambda exc: ui.debug(
-            b"fastio: bundle copies read as stock: %s\n" % stringutil.forcebytestr(exc)
-        ),
-    )
+# -- what the wrappers ``gates`` installs call --------------------------------
 
 
-def wire_streamclone(ui):
-    extensions.wrapfunction(streamclone, "applybundlev1", _applybundlev1)
-
-
-def wire_changegroup(ui):
-    extensions.wrapfunction(changegroup, "writechunks", _writechunks)
-
-
-def _fetch_clonebundle(orig, *args, **kwargs):
+def fetch_clonebundle(orig, *args, **kwargs):
     _fetching.depth = getattr(_fetching, "depth", 0) + 1
     try:
         return orig(*args, **kwargs)
@@ -346,7 +323,7 @@ def _fetch_clonebundle(orig, *args, **kwargs):
         _fetching.depth -= 1
 
 
-def _readbundle(orig, ui, fh, fname, *args, **kwargs):
+def readbundle(orig, ui, fh, fname, *args, **kwargs):
     settings = config.settings(ui)
     if settings.read_buffer:
         _report_at_exit(ui, settings)
@@ -365,7 +342,7 @@ def _readbundle(orig, ui, fh, fname, *args, **kwargs):
     return orig(ui, fh, fname, *args, **kwargs)
 
 
-def _applybundlev1(orig, repo, fp, *args, **kwargs):
+def applybundlev1(orig, repo, fp, *args, **kwargs):
     # a packed1 bundle (hg debugapplystreamclonebundle, clonebundles): the
     # caller's file, its header read
     settings = config.settings(repo.ui)
@@ -374,13 +351,7 @@ def _applybundlev1(orig, repo, fp, *args, **kwargs):
     return orig(repo, fp, *args, **kwargs)
 
 
-def _wire_bundlerepo(bundlerepo):
-    extensions.wrapfunction(
-        bundlerepo.bundlerepository, "_writetempbundle", _writetempbundle
-    )
-
-
-def _writetempbundle(orig, self, *args, **kwargs):
+def writetempbundle(orig, self, *args, **kwargs):
     # the uncompressed copy of a compressed bundle, read back at random
     # (every revision the bundle repository is asked for) through the file
     # this returns
@@ -391,7 +362,7 @@ def _writetempbundle(orig, self, *args, **kwargs):
     return fh
 
 
-def _writechunks(orig, ui, chunks, filename, *args, **kwargs):
+def writechunks(orig, ui, chunks, filename, *args, **kwargs):
     settings = config.settings(ui)
     if settings.write_buffer:
         _report_at_exit(ui, settings)

@@ -7,6 +7,7 @@ versions or attributes itself.
 import inspect
 import io
 import mmap
+import threading
 import types
 
 from mercurial import store, util
@@ -256,10 +257,41 @@ def unread_part_file(part):
 
 # -- the internals the extension wraps or calls ------------------------------
 #
-# Checked once, when the extension is set up.  A release whose internals are
-# not the ones below (an untested newer Mercurial) keeps stock behaviour for
-# the part concerned, and says so in one ``ui.debug`` line: a wrapper called
-# with arguments it does not expect would break the command instead.
+# Checked once, at the first call of the part concerned (``supported``).  A
+# release whose internals are not the ones below (an untested newer
+# Mercurial) keeps stock behaviour for that part, and says so in one
+# ``ui.debug`` line: a wrapper called with arguments it does not expect
+# would break the command instead.  The functions a part wrapped are
+# checked as they were before (``gates.wrapped``): what the part's module
+# holds now is the extension's wrapper.
+
+_verdicts = {}
+_verdicts_lock = threading.Lock()
+
+
+def supported(ui, part, problems):
+    """Whether the extension serves ``part`` (bytes, as the debug line
+    names it): ``problems()`` lists what differs (empty: nothing), and is
+    called at the part's first call only; what it finds is said once."""
+    verdict = _verdicts.get(part)
+    if verdict is None:
+        with _verdicts_lock:
+            verdict = _verdicts.get(part)
+            if verdict is None:
+                found = problems()
+                if found:
+                    report_unsupported(ui, part, found)
+                verdict = _verdicts[part] = not found
+    return verdict
+
+
+def _as_wrapped(module, wrapped):
+    """``module`` as far as the functions ``wrapped`` (name -> function
+    before the extension wrapped it) go; ``module`` itself for None."""
+    if wrapped is None:
+        return module
+    return types.SimpleNamespace(__name__=module.__name__, **wrapped)
+
 
 # leading positional parameters of each wrapped stream consumer
 STREAM_CONSUMERS = {
@@ -302,17 +334,19 @@ def _missing(container, names):
     return ["%s.%s is missing" % (label, n) for n in names if not hasattr(container, n)]
 
 
-def stream_internals():
+def stream_internals(wrapped=None):
     """``(consumers, problems)``: the stream consumer names to wrap, and why
-    none can be (empty when all is as expected)."""
+    none can be (empty when all is as expected); ``wrapped``: the consumers
+    as they were before the extension wrapped them (see ``_as_wrapped``)."""
     from mercurial import streamclone, vfs as vfsmod
 
+    consumer_module = _as_wrapped(streamclone, wrapped)
     problems = []
     consumers = []
     for name, expected in STREAM_CONSUMERS.items():
-        if name in _OPTIONAL_CONSUMERS and not hasattr(streamclone, name):
+        if name in _OPTIONAL_CONSUMERS and not hasattr(consumer_module, name):
             continue
-        problem = _signature_problem(streamclone, name, expected)
+        problem = _signature_problem(consumer_module, name, expected)
         if problem:
             problems.append(problem)
         consumers.append(name)
@@ -373,19 +407,21 @@ def revlog_index_read():
     return None
 
 
-def serving_stream_internals():
+def serving_stream_internals(wrapped=None):
     """Problems (empty: none) with reading store files in large calls while
-    a stream is generated: the generators wrapped and how they read."""
+    a stream is generated: the generators wrapped (``wrapped``: as they
+    were, see ``_as_wrapped``) and how they read."""
     from mercurial import streamclone
 
+    generators = _as_wrapped(streamclone, wrapped)
     problems = []
     for name, expected in (("_emit2", ("repo", "entries")), ("generatev1", ("repo",))):
-        problem = _signature_problem(streamclone, name, expected)
+        problem = _signature_problem(generators, name, expected)
         if problem:
             problems.append(problem)
     # experimental, optional
-    if hasattr(streamclone, "_emit3"):
-        problem = _signature_problem(streamclone, "_emit3", ("repo", "entries"))
+    if hasattr(generators, "_emit3"):
+        problem = _signature_problem(generators, "_emit3", ("repo", "entries"))
         if problem:
             problems.append(problem)
     problem = _signature_problem(util, "filechunkiter", ("f", "size", "limit"))
@@ -394,15 +430,16 @@ def serving_stream_internals():
     return problems
 
 
-def serving_changegroup_internals():
+def serving_changegroup_internals(wrapped=None):
     """Problems (empty: none) with reading revlogs through a large buffer
     while a changegroup is generated: ``deltagroup(repo, store, nodes,
-    ...)``, ``makestream(repo, ...)`` and each revlog's data file
-    (``_inner._segmentfile``, 6.7-7.2, with the ``reading_handle`` that
-    ``reading()`` sets)."""
-    from mercurial import changegroup, revlog
+    ...)``, ``makestream(repo, ...)`` (``wrapped``: as they were, see
+    ``_as_wrapped``) and each revlog's data file (``_inner._segmentfile``,
+    6.7-7.2, with the ``reading_handle`` that ``reading()`` sets)."""
+    from mercurial import changegroup as cgmod, revlog
     from mercurial.revlogutils import randomaccessfile
 
+    changegroup = _as_wrapped(cgmod, wrapped)
     problems = []
     func = getattr(changegroup, "deltagroup", None)
     names = _positional_names(func) if callable(func) else None

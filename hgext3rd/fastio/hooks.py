@@ -3,8 +3,7 @@
 ``util`` (``mmapread``), ``dispatch`` (``runcommand``), ``vfs``
 (``backgroundclosing``) and ``hgweb`` (``httpservice.run``, and the
 application classes once their modules load, for ``preload``) are loaded
-by every command, ``transaction`` (``rollback``) by every command that
-writes, so their wiring runs
+by every command, so their wiring runs
 in every ``hg status``: it must cost nothing more than the wrapping.  The
 functions installed there live in this module, whose globals hold nothing:
 a function keeps its module's globals alive, and with them every module
@@ -12,8 +11,12 @@ those import, so a wrapper defined in ``mmapwire`` or ``vfsclose`` made
 the interpreter's finalization clear and free that whole graph at exit
 (measured: 5.3 million instructions, about 1.5 ms, on every
 ``hg status``).  Each function imports the module doing the work when it
-is called, and nothing else is kept here but the commands running (the
-functions run in every command: they load nothing more).
+is called and there is work, and nothing else is kept here but the
+commands running (the functions run in every command: they load nothing
+more).  A mapping the population policy leaves alone (below
+``fastio.mmap-populate-threshold``: a small repository's) is mapped here as
+``mmappolicy.map_file`` would map it, without beginning the command's
+session.
 """
 
 
@@ -38,13 +41,6 @@ def wire_vfs(ui):
         compat.report_unsupported(ui, b"file closes", problems)
         return
     extensions.wrapfunction(vfsmod.abstractvfs, "backgroundclosing", backgroundclosing)
-
-
-def wire_transaction(ui):
-    """``hg recover`` also removes the directories an apply made."""
-    from mercurial import extensions, transaction
-
-    extensions.wrapfunction(transaction, "rollback", rollback)
 
 
 def wire_hgweb(ui):
@@ -97,20 +93,100 @@ def first_request(orig, self, env, respond):
 
 
 def mmapread(orig, fp, size=None, pre_populate=True):
+    command = running_command()
+    if command is not None and command.session is None:
+        # before the command's first mapping that is the policy's: one that
+        # is not is mapped here, as mmappolicy.map_file would map it
+        populated = _small_mapping(command, fp, size, pre_populate)
+        if populated is not None:
+            if populated:
+                return orig(fp, size)
+            return _unpopulated(orig, fp, size)
     from . import mmapwire
 
     return mmapwire.mmapread(orig, fp, size, pre_populate)
+
+
+# fastio.mmap-populate values (mmappolicy.POLICIES) under which a small
+# mapping is stock's when the helper cannot populate (policy ``stock``)
+_STOCK_WITHOUT_HELPER = (b"auto", b"background")
+_OTHER_POLICIES = (b"always", b"never")
+
+
+def _small_mapping(command, fp, size, pre_populate):
+    """None when the mapping is the population policy's (or is not known
+    to be without loading it); else whether it is stock's own mapping
+    (True) or an unpopulated one (False), as in ``mmappolicy.map_file``."""
+    rule = command.small_mappings
+    if rule is None:
+        rule = command.small_mappings = _small_mapping_rule(command.ui)
+    if not rule:
+        return None
+    threshold, stock = rule
+    if pre_populate:
+        import os
+
+        try:
+            length = size
+            if length is None:
+                length = os.fstat(fp if isinstance(fp, int) else fp.fileno()).st_size
+        except (OSError, AttributeError, ValueError):
+            length = 0
+        if length >= threshold:
+            return None
+    return stock and pre_populate
+
+
+def _small_mapping_rule(ui):
+    """``(threshold, stock)`` of the policy ``ui`` asks for (read as
+    ``config.mmap_policy`` reads it: a wrong value is left to it, to say),
+    or False."""
+    requested = ui.config(b"fastio", b"mmap-populate").strip().lower()
+    if requested not in _STOCK_WITHOUT_HELPER + _OTHER_POLICIES:
+        return False
+    helper = ui.config(b"devel", b"fastio.mmap-helper").strip().lower()
+    threshold = max(0, ui.configbytes(b"fastio", b"mmap-populate-threshold"))
+    ui.configint(b"devel", b"fastio.mmap-thread-nice")
+    stock = requested in _STOCK_WITHOUT_HELPER and (
+        helper == b"pure" or not _helper_built()
+    )
+    return threshold, stock
+
+
+def _helper_built():
+    # whether mmappolicy finds _populate, without loading it (one that is
+    # there but fails to load counts as built here)
+    import importlib.util
+
+    return importlib.util.find_spec(__package__ + "._populate") is not None
+
+
+def _unpopulated(orig, fp, size):
+    """``compat.map_unpopulated``: 7.2's ``pre_populate=False``, nothing on
+    6.7 (no such parameter), told from stock's function's code where it is
+    a plain function: loading compat costs more than the mapping."""
+    code = getattr(orig, "__code__", None)
+    if code is None:
+        from . import compat
+
+        return compat.map_unpopulated(orig, fp, size)
+    if "pre_populate" in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
+        return orig(fp, size, pre_populate=False)
+    return orig(fp, size)
 
 
 class RunningCommand:
     """A command ``dispatch.runcommand`` is running: its ui, and the mmap
     population session it began at its first mapping (``mmapwire``)."""
 
-    __slots__ = ("ui", "session")
+    __slots__ = ("ui", "session", "small_mappings")
 
     def __init__(self, ui):
         self.ui = ui
         self.session = None
+        # (threshold, stock): how mappings not the policy's are mapped
+        # before the session begins (False: by the session)
+        self.small_mappings = None
 
 
 # the commands running, innermost last (chg and the command server run one
@@ -135,12 +211,6 @@ def runcommand(orig, lui, repo, *args, **kwargs):
             from . import mmapwire
 
             mmapwire.end_command(command.session)
-
-
-def rollback(orig, *args, **kwargs):
-    from . import recovery
-
-    return recovery.rollback(orig, *args, **kwargs)
 
 
 def backgroundclosing(orig, self, ui, *args, **kwargs):

@@ -7,7 +7,8 @@ that mmap is safe first).  Each command (``dispatch.runcommand``: one per
 process with ``hg``, many with chg and the command server) gets its own
 session at its first mapping: the policy of its configuration, and its
 population jobs, stopped and joined when the command ends.  A command that
-maps nothing loads none of it.
+maps nothing the policy populates loads none of it (``hooks`` maps the
+others).
 """
 
 import threading

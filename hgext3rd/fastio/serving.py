@@ -36,12 +36,10 @@ import os
 import stat
 import threading
 
-from mercurial import changegroup, extensions, streamclone, util, vfs as vfsmod
+from mercurial import extensions, util, vfs as vfsmod
 
-from . import bundleio, compat, config
+from . import bundleio, compat, config, gates
 
-# data files at most this large are read in a call or two by stock
-LARGE_REVLOG = 128 * 1024
 # store files at most this large are sent by one read(size) (larger ones
 # through filechunkiter)
 SMALL_FILE = 64 * 1024
@@ -79,44 +77,53 @@ class Generation:
 _scope = threading.local()
 
 
-def wire_streamclone(ui):
-    problems = compat.serving_stream_internals()
-    if problems:
-        compat.report_unsupported(ui, b"stream generation", problems)
-        return
-    extensions.wrapfunction(util, "filechunkiter", _filechunkiter)
-    extensions.wrapfunction(vfsmod.vfs, "__call__", _open)
-    for name in ("_emit2", "_emit3"):
-        if hasattr(streamclone, name):
-            extensions.wrapfunction(streamclone, name, _emit)
-    extensions.wrapfunction(streamclone, "generatev1", _generatev1)
-
-
-def wire_changegroup(ui):
-    problems = compat.serving_changegroup_internals()
-    if problems:
-        compat.report_unsupported(ui, b"changegroup generation", problems)
-        return
-    extensions.wrapfunction(changegroup, "deltagroup", _deltagroup)
-    extensions.wrapfunction(changegroup, "makestream", _makestream)
-
-
 # -- stream clones -------------------------------------------------------------
 
 
-def _emit(orig, repo, *args, **kwargs):
+def emit(orig, repo, *args, **kwargs):
+    """``streamclone._emit2`` and ``_emit3`` (wrapped in ``gates``)."""
+    if not compat.supported(repo.ui, b"stream generation", _stream_problems):
+        return orig(repo, *args, **kwargs)
     return _stream_scope(repo.ui, orig(repo, *args, **kwargs))
 
 
-def _generatev1(orig, repo, *args, **kwargs):
+def generatev1(orig, repo, *args, **kwargs):
+    if not compat.supported(repo.ui, b"stream generation", _stream_problems):
+        return orig(repo, *args, **kwargs)
     filecount, bytecount, chunks = orig(repo, *args, **kwargs)
     return filecount, bytecount, _stream_scope(repo.ui, chunks)
+
+
+def _stream_problems():
+    return compat.serving_stream_internals(gates.wrapped("stream generation"))
+
+
+def _changegroup_problems():
+    return compat.serving_changegroup_internals(gates.wrapped("changegroup generation"))
+
+
+_reads_lock = threading.Lock()
+_reads_wired = []
+
+
+def _wire_reads():
+    """Wrap the functions a stream's files are read through: only once a
+    stream is generated, as every command calls them (``vfs.__call__``
+    opens every file)."""
+    if _reads_wired:
+        return
+    with _reads_lock:
+        if not _reads_wired:
+            extensions.wrapfunction(util, "filechunkiter", _filechunkiter)
+            extensions.wrapfunction(vfsmod.vfs, "__call__", _open)
+            _reads_wired.append(True)
 
 
 def _stream_scope(ui, chunks):
     settings = config.settings(ui)
     if not settings.read_buffer and not settings.report:
         return chunks
+    _wire_reads()
     return _scoped(
         chunks,
         ui if settings.report else None,
@@ -242,34 +249,28 @@ def _generation(kind):
 # -- changegroups --------------------------------------------------------------
 
 
-def _makestream(orig, repo, *args, **kwargs):
+def makestream(orig, repo, *args, **kwargs):
+    """``changegroup.makestream`` under ``fastio.report`` (``gates``
+    checked it)."""
+    if not compat.supported(repo.ui, b"changegroup generation", _changegroup_problems):
+        return orig(repo, *args, **kwargs)
     chunks = orig(repo, *args, **kwargs)
-    if not config.settings(repo.ui).report:
-        return chunks
     return _scoped(chunks, repo.ui, generation=Generation(b"changegroup"))
 
 
-def _deltagroup(orig, repo, store, nodes, *args, **kwargs):
-    revisions = orig(repo, store, nodes, *args, **kwargs)
+def deltagroup(repo, store, nodes, revisions):
+    """The ``revisions`` that ``changegroup.deltagroup`` generates from
+    most of a large revlog (``gates.reads_most``), read through a large
+    buffer."""
+    if not compat.supported(repo.ui, b"changegroup generation", _changegroup_problems):
+        return revisions
     revlog = compat.delta_store_revlog(store)
-    if revlog is None or not _reads_most(revlog, nodes):
+    if revlog is None:
         return revisions
     size = config.settings(repo.ui).read_buffer
     if not size:
         return revisions
     return _reading_large(revlog, revisions, size)
-
-
-def _reads_most(revlog, nodes):
-    """Whether emitting ``nodes`` reads most of a large data file (a
-    clone, a first pull), not a few revisions of it."""
-    count = len(revlog)
-    if not count or len(nodes) * 2 < count:
-        return False
-    try:
-        return revlog.end(count - 1) > LARGE_REVLOG
-    except (IndexError, LookupError):
-        return False
 
 
 def _reading_large(revlog, revisions, size):

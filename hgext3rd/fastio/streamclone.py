@@ -1,8 +1,9 @@
 """Stream clone application through the fast store writer.
 
-Replaces Mercurial's ``consumev1``, ``consumev2`` and ``consumev3``: every
-stream application (``hg clone --stream`` over ssh and http, stream
-clonebundles, ``hg unbundle`` of stream bundles,
+Takes the place of Mercurial's ``consumev1``, ``consumev2`` and
+``consumev3`` (wrapped in ``gates``, which loads this module at the first
+stream): every stream application (``hg clone --stream`` over ssh and
+http, stream clonebundles, ``hg unbundle`` of stream bundles,
 ``hg debugapplystreamclonebundle``) ends up in one of them.  The messages,
 the lock, the ``clone`` transaction and the cache invalidation are those of
 stock; what differs is how files get on disk (see ``storewriter``) and that a
@@ -299,21 +300,24 @@ def consume_v1(orig, repo, fp, filecount, bytecount):
         app.done(writer.stats.files, bytecount)
 
 
-_WRAPPERS = {
+_CONSUMERS = {
     "consumev1": consume_v1,
     "consumev2": consume_v2,
     "consumev3": consume_v3,
 }
 
 
-def wire(ui):
-    """Wrap stock's consumers, or none of them where they are not the ones
-    the wrappers were written for (see ``compat.stream_internals``)."""
-    from mercurial import extensions
+def consume(name, orig, repo, *args, **kwargs):
+    """Stock's consumer ``name`` (``orig``) through the store writer, or
+    as stock where stock's consumers are not the ones the wrappers were
+    written for (see ``compat.stream_internals``: checked at the first
+    stream, said once)."""
+    if not compat.supported(repo.ui, b"stream clones", _problems):
+        return orig(repo, *args, **kwargs)
+    return _CONSUMERS[name](orig, repo, *args, **kwargs)
 
-    consumers, problems = compat.stream_internals()
-    if problems:
-        compat.report_unsupported(ui, b"stream clones", problems)
-        return
-    for name in consumers:
-        extensions.wrapfunction(streamclone, name, _WRAPPERS[name])
+
+def _problems():
+    from . import gates
+
+    return compat.stream_internals(gates.wrapped("stream apply"))[1]

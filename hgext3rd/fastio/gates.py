@@ -1,0 +1,268 @@
+"""What the extension puts into Mercurial's stream, changegroup, bundle and
+transaction modules, when they load (see ``_WIRING`` in ``__init__``).
+
+Each wrapper here decides whether the call is work for the extension and
+only then imports the module doing it: ``streamclone`` (applying a
+stream), ``serving`` (generating a stream or a changegroup), ``bundleio``
+(bundle files), ``recovery`` (``hg recover``).  An ``hg unbundle`` or
+``hg pull`` of a few changesets generates no stream, applies none, reads
+no revlog in large calls and its bundle file in the calls stock makes: it
+loads none of them.  What those modules rely on in Mercurial is checked
+at their first call (``compat.supported``), on the functions as they were
+before they were wrapped here (``wrapped``).
+
+As in ``hooks``, this module's globals hold no modules: its functions stay
+in Mercurial's modules until the process exits, and keep these globals
+alive.
+"""
+
+# part -> {name: the function wrapped, as it was}: what the part's first
+# call checks
+_wrapped = {}
+
+
+def _wrap(part, container, wrappers):
+    """Wrap each ``container.name`` there is with ``wrappers[name]`` (one
+    that is missing is the part's first call's problem)."""
+    from mercurial import extensions
+
+    wrapped = _wrapped.setdefault(part, {})
+    for name, wrapper in wrappers.items():
+        if hasattr(container, name):
+            wrapped[name] = extensions.wrapfunction(container, name, wrapper)
+
+
+def wrapped(part):
+    """``{name: function}``: what ``part`` wrapped, as it was."""
+    return _wrapped.get(part, {})
+
+
+# -- stream application: streamclone ------------------------------------------
+
+
+def wire_stream_apply(ui):
+    from mercurial import streamclone
+
+    _wrap(
+        "stream apply",
+        streamclone,
+        {"consumev1": consume_v1, "consumev2": consume_v2, "consumev3": consume_v3},
+    )
+
+
+def consume_v1(orig, repo, *args, **kwargs):
+    from . import streamclone
+
+    return streamclone.consume("consumev1", orig, repo, *args, **kwargs)
+
+
+def consume_v2(orig, repo, *args, **kwargs):
+    from . import streamclone
+
+    return streamclone.consume("consumev2", orig, repo, *args, **kwargs)
+
+
+def consume_v3(orig, repo, *args, **kwargs):
+    from . import streamclone
+
+    return streamclone.consume("consumev3", orig, repo, *args, **kwargs)
+
+
+# -- hg recover: recovery ----------------------------------------------------
+
+
+def wire_recovery(ui):
+    from mercurial import extensions, transaction
+
+    extensions.wrapfunction(transaction, "rollback", rollback)
+
+
+# the journal of a repository's transactions (every supported release);
+# "undo" journals are never left with a list of new paths (it goes when
+# they close)
+_JOURNAL = b"journal"
+
+
+def rollback(orig, opener, vfsmap, file, *args, **kwargs):
+    if file != _JOURNAL:
+        return orig(opener, vfsmap, file, *args, **kwargs)
+    from . import recovery
+
+    return recovery.rollback(orig, opener, vfsmap, file, *args, **kwargs)
+
+
+# -- bundle files: bundleio ---------------------------------------------------
+
+
+def wire_bundle_reads(ui):
+    from mercurial import exchange, extensions
+    from . import afterload
+
+    extensions.wrapfunction(exchange, "readbundle", readbundle)
+    if hasattr(exchange, "trypullbundlefromurl"):
+        extensions.wrapfunction(exchange, "trypullbundlefromurl", fetch_clonebundle)
+
+    def failed(exc):
+        from mercurial.utils import stringutil
+
+        ui.debug(
+            b"fastio: bundle copies read as stock: %s\n" % stringutil.forcebytestr(exc)
+        )
+
+    # pull and incoming from a bundle read its uncompressed copy back: wired
+    # when bundlerepo loads (hg unbundle never loads it)
+    afterload.when_loaded("mercurial.bundlerepo", wire_bundlerepo, failed)
+
+
+def wire_bundlerepo(bundlerepo):
+    from mercurial import extensions
+
+    cls = bundlerepo.bundlerepository
+    extensions.wrapfunction(cls, "_writetempbundle", writetempbundle)
+
+
+def wire_packed_bundles(ui):
+    from mercurial import extensions, streamclone
+
+    extensions.wrapfunction(streamclone, "applybundlev1", applybundlev1)
+
+
+def wire_bundle_writes(ui):
+    from mercurial import changegroup, extensions
+
+    extensions.wrapfunction(changegroup, "writechunks", writechunks)
+
+
+def readbundle(orig, ui, fh, *args, **kwargs):
+    if _read_as_stock(ui, fh):
+        return orig(ui, fh, *args, **kwargs)
+    from . import bundleio
+
+    return bundleio.readbundle(orig, ui, fh, *args, **kwargs)
+
+
+def _read_as_stock(ui, fh):
+    """Whether ``bundleio`` would read ``fh`` in the calls stock makes:
+    under ``fastio.read-buffer=0``, or, with nothing to report
+    (``fastio.report`` counts the calls), when ``fh`` is a file its own
+    buffer holds whole (a bundle of a few changesets), as the extension's
+    would."""
+    import io
+    import os
+    import stat
+
+    read_buffer = ui.configbytes(b"fastio", b"read-buffer")
+    if read_buffer <= 0:
+        return True
+    if type(fh) is not io.BufferedReader or type(fh.raw) is not io.FileIO:
+        return False
+    if ui.configbool(b"fastio", b"report"):
+        return False
+    try:
+        st = os.fstat(fh.fileno())
+    except (OSError, ValueError):
+        return False
+    # (the buffer open() gives a file: its block size, or more in later
+    # Pythons)
+    buffer = st.st_blksize if st.st_blksize > 1 else io.DEFAULT_BUFFER_SIZE
+    return stat.S_ISREG(st.st_mode) and st.st_size <= min(buffer, read_buffer)
+
+
+# (every other bundle file is read and written in large calls)
+
+
+def fetch_clonebundle(orig, *args, **kwargs):
+    from . import bundleio
+
+    return bundleio.fetch_clonebundle(orig, *args, **kwargs)
+
+
+def applybundlev1(orig, repo, *args, **kwargs):
+    from . import bundleio
+
+    return bundleio.applybundlev1(orig, repo, *args, **kwargs)
+
+
+def writetempbundle(orig, self, *args, **kwargs):
+    from . import bundleio
+
+    return bundleio.writetempbundle(orig, self, *args, **kwargs)
+
+
+def writechunks(orig, ui, *args, **kwargs):
+    from . import bundleio
+
+    return bundleio.writechunks(orig, ui, *args, **kwargs)
+
+
+# -- generating streams and changegroups: serving -----------------------------
+
+
+def wire_stream_generation(ui):
+    from mercurial import streamclone
+
+    _wrap(
+        "stream generation",
+        streamclone,
+        {"_emit2": emit, "_emit3": emit, "generatev1": generatev1},
+    )
+
+
+def wire_changegroup_generation(ui):
+    from mercurial import changegroup
+
+    _wrap(
+        "changegroup generation",
+        changegroup,
+        {"deltagroup": deltagroup, "makestream": makestream},
+    )
+
+
+def emit(orig, repo, *args, **kwargs):
+    from . import serving
+
+    return serving.emit(orig, repo, *args, **kwargs)
+
+
+def generatev1(orig, repo, *args, **kwargs):
+    from . import serving
+
+    return serving.generatev1(orig, repo, *args, **kwargs)
+
+
+def makestream(orig, repo, *args, **kwargs):
+    # serving's only work here is fastio.report's line (the option read
+    # alone: config.settings reads them all)
+    if not repo.ui.configbool(b"fastio", b"report"):
+        return orig(repo, *args, **kwargs)
+    from . import serving
+
+    return serving.makestream(orig, repo, *args, **kwargs)
+
+
+def deltagroup(orig, repo, store, nodes, *args, **kwargs):
+    revisions = orig(repo, store, nodes, *args, **kwargs)
+    if not reads_most(store, nodes):
+        return revisions
+    from . import serving
+
+    return serving.deltagroup(repo, store, nodes, revisions)
+
+
+# data files at most this large are read in a call or two by stock
+LARGE_REVLOG = 128 * 1024
+
+
+def reads_most(store, nodes):
+    """Whether emitting ``nodes`` of ``store`` reads most of a large data
+    file (a clone, a first pull), not a few revisions of it.  (The revlog
+    is found as ``compat.delta_store_revlog`` finds it, which ``serving``
+    then checks: a pull of a few revisions loads no more.)"""
+    rl = getattr(store, "_revlog", store)
+    try:
+        count = len(rl)
+        if not count or len(nodes) * 2 < count:
+            return False
+        return rl.end(count - 1) > LARGE_REVLOG
+    except (AttributeError, TypeError, IndexError, LookupError):
+        return False
