@@ -405,7 +405,7 @@ _WIRING = (
     # streamclone.consumev1/v2/v3 (streamclone)
     ("mercurial.streamclone", "gates", "wire_stream_apply"),
     # every changegroup apply
-    ("mercurial.changegroup", "changegroup", "wire"),
+    ("mercurial.changegroup", "gates", "wire_changegroup_apply"),
     # util.mmapread and each command's population session
     ("mercurial.util", "hooks", "wire_util"),
     # bundle files (bundleio): read (exchange.readbundle, packed1 bundles),

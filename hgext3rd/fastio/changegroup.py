@@ -1,69 +1,25 @@
-"""Changegroup application with deferred closes and lean revlog opens.
+"""Changegroup application with deferred closes and lean revlog opens: the
+machinery of an apply that uses it.
 
 Every changegroup that reaches a repository is applied by
 ``cg1unpacker.apply`` (and its cg2/cg3/cg4 subclasses): ``hg pull``,
 ``hg clone`` without ``--stream`` (``--pull``, remote peers, narrow clones),
 ``hg unbundle`` of v1 and v2 bundles, narrow widening, pushes received by a
-server.  While one is applied, the store's raw vfs opens revlogs through a
-:class:`~.revlogwriter.RevlogOpener` and revlogs share compressors (see
-``compressors``).  Every deferred close is done, or has failed and aborted,
-before ``apply`` returns: the transaction never closes or rolls back with a
-handle still open.
-
-A small changegroup (a bundle2 part announcing fewer than
-``SMALL_CHANGESETS`` changesets: the everyday pull, push or unbundle) is
-applied as stock applies it, and none of that machinery is loaded: it
-would cost more than it saves.  Its files still go through the opener
-when they turn out to be many (``SMALL_FILES`` or more, known once its
-changesets are in: one changeset may add a whole tree).
-
-A corrupt changegroup is refused with an ``abort:`` where stock shows a
-traceback: a file name with a NUL, newline or carriage return (which would
-also corrupt the journal, and so the rollback), a delta chunk shorter than
-its header, and a delta that does not apply.
+server.  ``gates`` wraps it, leaves a small changegroup to stock and calls
+:func:`engaged` for the others (or for the files of a small one that has
+many).  While the machinery is engaged, the store's raw vfs opens revlogs
+through a :class:`~.revlogwriter.RevlogOpener` and revlogs share
+compressors (see ``compressors``).  Every deferred close is done, or has
+failed and aborted, before ``apply`` returns: the transaction never closes
+or rolls back with a handle still open.
 """
 
-import threading
+from mercurial import extensions, vfs as vfsmod
 
-from mercurial.i18n import _
-from mercurial import (
-    changegroup as changegroupmod,
-    error,
-    extensions,
-    policy,
-    vfs as vfsmod,
-)
-from mercurial.utils import stringutil
-
-# (the apply machinery, the ``buffers``, ``precompress``, ``report``,
-# ``revlogwriter`` and ``storewriter`` modules, is imported by the applies
-# that use it: a small one loads none of it)
 from . import compat, config
-
-# a changegroup announcing fewer changesets is applied as stock applies it
-SMALL_CHANGESETS = 16
-# ... unless it has at least this many files to write
-SMALL_FILES = 32
 
 # the opener of the changegroup being applied (one at a time, main thread)
 _active = None
-
-
-def wire(ui):
-    """Wrap the apply.  What serves an apply that uses the machinery is put
-    in place by the first such apply (``_wire_machinery``): a command that
-    applies only small changegroups pays for none of it."""
-    wrap = extensions.wrapfunction
-    wrap(changegroupmod.cg1unpacker, "apply", apply)
-    wrap(changegroupmod.cg1unpacker, "filelogheader", _checked_filelogheader)
-    for cls in vars(changegroupmod).values():
-        # (type(), not isinstance(): the latter asks a lazy module of
-        # changegroup's namespace for its __class__, which runs its code)
-        if issubclass(type(cls), type) and "deltachunk" in vars(cls):
-            wrap(cls, "deltachunk", _checked_deltachunk)
-    # (without it, the files of a small changegroup are stock's)
-    if hasattr(changegroupmod, "_addchangegroupfiles"):
-        wrap(changegroupmod, "_addchangegroupfiles", _addchangegroupfiles)
 
 
 # what stock's internals lack for the machinery (empty: it is wired in), or
@@ -98,124 +54,16 @@ def _wire_machinery(ui):
     return not _machinery_problems
 
 
-def _unstorable(name):
-    """A name Mercurial cannot store (its manifest refuses to commit it; its
-    fncache and journal are lists of lines).  (Not a regular expression:
-    compiling one at load costs every command that loads changegroup.)"""
-    return b"\0" in name or b"\n" in name or b"\r" in name
-
-
-def _checked_filelogheader(orig, self):
-    header = orig(self)
-    name = header.get(b"filename")
-    if name and _unstorable(name):
-        from . import storewriter
-
-        raise error.Abort(
-            _(b"corrupt changegroup: invalid file name %s")
-            % storewriter.stringify(name)
-        )
-    return header
-
-
-def _checked_deltachunk(orig, self, *args, **kwargs):
-    try:
-        return orig(self, *args, **kwargs)
-    except ValueError as exc:
-        # a chunk shorter than its delta header: stock reads a negative
-        # length and shows the traceback
-        raise error.Abort(
-            _(b"corrupt changegroup: invalid delta chunk (%s)")
-            % stringutil.forcebytestr(exc)
-        )
-
-
-def apply(orig, self, repo, tr, *args, **kwargs):
-    try:
-        return _apply(orig, self, repo, tr, *args, **kwargs)
-    except policy.importmod("mpatch").mpatchError as exc:
-        raise error.Abort(
-            _(b"corrupt changegroup: a delta does not apply (%s)")
-            % stringutil.forcebytestr(exc)
-        )
-
-
-def _apply(orig, self, repo, tr, *args, **kwargs):
-    settings = config.settings(repo.ui)
-    if settings.durable:
-        from . import durable
-
-        durable.request(repo, tr, settings)
-    if (
-        _active is not None
-        or _small is not None
-        or threading.current_thread() is not threading.main_thread()
-    ):
-        return orig(self, repo, tr, *args, **kwargs)
-    if settings.small_applies and _is_small(args, kwargs):
-        return _apply_small(orig, self, repo, tr, settings, *args, **kwargs)
-    return _engaged(
-        b"changegroup",
-        lambda: orig(self, repo, tr, *args, **kwargs),
-        self,
-        repo,
-        tr,
-        settings,
-    )
-
-
-def _is_small(args, kwargs):
-    # the changesets a bundle2 part announces (its "nbchanges"); a bundle1
-    # and a raw stream do not say
-    if "expectedtotal" in kwargs:
-        expected = kwargs["expectedtotal"]
-    else:
-        # apply(repo, tr, srctype, url, targetphase, expectedtotal, ...)
-        expected = args[3] if len(args) > 3 else None
-    return expected is not None and expected < SMALL_CHANGESETS
-
-
-# the small changegroup being applied as stock applies it: (unpacker, tr,
-# settings), for its files (_addchangegroupfiles)
-_small = None
-
-
-def _apply_small(orig, self, repo, tr, settings, *args, **kwargs):
-    global _small
-    _small = (self, tr, settings)
-    try:
-        result = orig(self, repo, tr, *args, **kwargs)
-    finally:
-        _small = None
-    if settings.report:
-        repo.ui.write_err(b"fastio: small changegroup: applied as stock applies it\n")
-    return result
-
-
-def _addchangegroupfiles(orig, repo, source, revmap, trp, expectedfiles, *args, **kw):
-    small = _small
-    if small is None or small[0] is not source or expectedfiles < SMALL_FILES:
-        return orig(repo, source, revmap, trp, expectedfiles, *args, **kw)
-    # a few changesets adding many files: the files get the machinery
-    unpacker, tr, settings = small
-    return _engaged(
-        b"changegroup files",
-        lambda: orig(repo, source, revmap, trp, expectedfiles, *args, **kw),
-        unpacker,
-        repo,
-        tr,
-        settings,
-    )
-
-
-def _engaged(operation, run, unpacker, repo, tr, settings):
+def engaged(operation, run, unpacker, repo, tr):
     """``run()`` (stock's apply, or the part of it adding files) with the
     store's revlogs opened by a ``RevlogOpener``, the changegroup read
     through a buffer and compressed ahead when that pays; every deferred
-    close done before this returns."""
+    close done before this returns.  (On the main thread only; a nested
+    apply is stock's.)"""
     global _active
-    if not _wire_machinery(repo.ui):
+    if _active is not None or not _wire_machinery(repo.ui):
         return run()
+    settings = config.settings(repo.ui)
     from mercurial import bundle2
     from . import buffers, compressors, newpaths, precompress, report, revlogwriter
 

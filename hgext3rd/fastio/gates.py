@@ -3,11 +3,12 @@ transaction modules, when they load (see ``_WIRING`` in ``__init__``).
 
 Each wrapper here decides whether the call is work for the extension and
 only then imports the module doing it: ``streamclone`` (applying a
-stream), ``serving`` (generating a stream or a changegroup), ``bundleio``
-(bundle files), ``recovery`` (``hg recover``).  An ``hg unbundle`` or
-``hg pull`` of a few changesets generates no stream, applies none, reads
-no revlog in large calls and its bundle file in the calls stock makes: it
-loads none of them.  What those modules rely on in Mercurial is checked
+stream), ``changegroup`` (applying a changegroup that is not small),
+``serving`` (generating a stream or a changegroup), ``bundleio`` (bundle
+files), ``recovery`` (``hg recover``).  An ``hg unbundle`` or ``hg pull``
+of a few changesets generates no stream, applies none, applies its
+changegroup as stock does, reads no revlog in large calls and its bundle
+file in the calls stock makes: it loads none of them.  What those modules rely on in Mercurial is checked
 at their first call (``compat.supported``), on the functions as they were
 before they were wrapped here (``wrapped``).
 
@@ -66,6 +67,145 @@ def consume_v3(orig, repo, *args, **kwargs):
     from . import streamclone
 
     return streamclone.consume("consumev3", orig, repo, *args, **kwargs)
+
+
+# -- changegroup application: changegroup ------------------------------------
+
+
+def wire_changegroup_apply(ui):
+    from mercurial import changegroup, extensions
+
+    unpacker = changegroup.cg1unpacker
+    extensions.wrapfunction(unpacker, "apply", apply_changegroup)
+    extensions.wrapfunction(unpacker, "filelogheader", checked_filelogheader)
+    for value in vars(changegroup).values():
+        # (type(), not isinstance(): the latter asks a lazy module of
+        # changegroup's namespace for its __class__, which runs its code)
+        if issubclass(type(value), type) and "deltachunk" in vars(value):
+            extensions.wrapfunction(value, "deltachunk", checked_deltachunk)
+    # (without it, the files of a small changegroup are stock's)
+    if hasattr(changegroup, "_addchangegroupfiles"):
+        extensions.wrapfunction(
+            changegroup, "_addchangegroupfiles", addchangegroupfiles
+        )
+
+
+# a changegroup announcing fewer changesets (its bundle2 part's
+# "nbchanges": the everyday pull, push or unbundle) is applied as stock
+# applies it: the machinery would cost more to load than it saves ...
+SMALL_CHANGESETS = 16
+# ... but its files get the machinery when they are this many or more (one
+# changeset may add a whole tree)
+SMALL_FILES = 32
+
+# (unpacker, transaction) of the small changegroup being applied
+_small = None
+
+
+def apply_changegroup(orig, self, repo, tr, *args, **kwargs):
+    """A changegroup's apply; a delta that does not apply is an abort (stock
+    shows a traceback)."""
+    from mercurial import policy
+
+    try:
+        return _apply(orig, self, repo, tr, *args, **kwargs)
+    except policy.importmod("mpatch").mpatchError as exc:
+        raise _corrupt(b"corrupt changegroup: a delta does not apply (%s)", exc)
+
+
+def _apply(orig, self, repo, tr, *args, **kwargs):
+    global _small
+    import threading
+
+    ui = repo.ui
+    if ui.configbool(b"fastio", b"durable"):
+        from . import config, durable
+
+        durable.request(repo, tr, config.settings(ui))
+    if _small is not None or threading.current_thread() is not (
+        threading.main_thread()
+    ):
+        return orig(self, repo, tr, *args, **kwargs)
+    if not (
+        ui.configbool(b"devel", b"fastio.small-applies") and _is_small(args, kwargs)
+    ):
+        from . import changegroup
+
+        return changegroup.engaged(
+            b"changegroup",
+            lambda: orig(self, repo, tr, *args, **kwargs),
+            self,
+            repo,
+            tr,
+        )
+    _small = (self, tr)
+    try:
+        result = orig(self, repo, tr, *args, **kwargs)
+    finally:
+        _small = None
+    if ui.configbool(b"fastio", b"report"):
+        ui.write_err(b"fastio: small changegroup: applied as stock applies it\n")
+    return result
+
+
+def _is_small(args, kwargs):
+    # the changesets a bundle2 part announces; a bundle1 and a raw stream
+    # do not say
+    if "expectedtotal" in kwargs:
+        expected = kwargs["expectedtotal"]
+    else:
+        # apply(repo, tr, srctype, url, targetphase, expectedtotal, ...)
+        expected = args[3] if len(args) > 3 else None
+    return expected is not None and expected < SMALL_CHANGESETS
+
+
+def addchangegroupfiles(orig, repo, source, revmap, trp, expected, *args, **kw):
+    small = _small
+    if small is None or small[0] is not source or expected < SMALL_FILES:
+        return orig(repo, source, revmap, trp, expected, *args, **kw)
+    from . import changegroup
+
+    return changegroup.engaged(
+        b"changegroup files",
+        lambda: orig(repo, source, revmap, trp, expected, *args, **kw),
+        source,
+        repo,
+        small[1],
+    )
+
+
+def checked_filelogheader(orig, self):
+    header = orig(self)
+    name = header.get(b"filename")
+    # names Mercurial cannot store: its manifest refuses to commit them, its
+    # fncache and journal are lists of lines
+    if name and (b"\0" in name or b"\n" in name or b"\r" in name):
+        from . import storewriter
+
+        raise _corrupt(
+            b"corrupt changegroup: invalid file name %s", storewriter.stringify(name)
+        )
+    return header
+
+
+def checked_deltachunk(orig, self, *args, **kwargs):
+    try:
+        return orig(self, *args, **kwargs)
+    except ValueError as exc:
+        # a chunk shorter than its delta header: stock reads a negative
+        # length and shows the traceback
+        raise _corrupt(b"corrupt changegroup: invalid delta chunk (%s)", exc)
+
+
+def _corrupt(message, detail):
+    """The abort of a corrupt changegroup: ``message % detail``."""
+    from mercurial import error
+    from mercurial.i18n import _
+    from mercurial.utils import stringutil
+
+    if not isinstance(detail, bytes):
+        detail = stringutil.forcebytestr(detail)
+    return error.Abort(_(message) % detail)
 
 
 # -- hg recover: recovery ----------------------------------------------------
