@@ -179,8 +179,9 @@ def base_env():
     return env
 
 
-def prepare(workdir, size, env):
-    """The source repository, its bundles and a tar of its store."""
+def prepare(workdir, size, env, formats=("v2", "cg", "cgz", "tar")):
+    """The source repository, its bundles and a tar of its store (those
+    of ``formats``)."""
     repo = os.path.join(workdir, "repo-%d" % size)
     if not os.path.exists(os.path.join(repo, ".hg", "store", "00changelog.i")):
         shutil.rmtree(repo, ignore_errors=True)
@@ -198,14 +199,17 @@ def prepare(workdir, size, env):
         "cgz": ["bundle", "-q", "-a", "-t", "zstd-v2"],
     }
     for fmt, cmd in bundles.items():
+        if fmt not in formats:
+            continue
         path = os.path.join(workdir, "repo-%d.%s" % (size, fmt))
         if not os.path.exists(path):
             run(hg + cmd + [path], env, stdout=subprocess.DEVNULL)
         out[fmt] = path
     tar = os.path.join(workdir, "repo-%d.tar" % size)
-    if not os.path.exists(tar):
+    if "tar" in formats and not os.path.exists(tar):
         run(["tar", "-C", os.path.join(repo, ".hg"), "-cf", tar, "store"], env)
-    out["tar"] = tar
+    if "tar" in formats:
+        out["tar"] = tar
     return out
 
 
@@ -608,13 +612,13 @@ def main(argv=None):
     for name, kind, size, models, runs in e2eplan:
         start = time.time()
         size = args.files or size
-        if size not in data:
-            data[size] = prepare(args.workdir, size, env)
+        # the repository and its stream bundle only
+        made = data.get(size) or prepare(args.workdir, size, env, ("v2",))
         runs = max(1, int(round(runs * args.runs_scale)))
         got = e2e.measure(
             kind,
             args.workdir,
-            data[size],
+            made,
             models,
             runs,
             env,
