@@ -111,7 +111,9 @@ class Row:
         static = os.path.join(workdir, "e2e-static")
         os.makedirs(static, exist_ok=True)
         served = os.path.join(static, self.bundle)
-        if not os.path.exists(served):
+        if not (os.path.exists(served) and os.path.samefile(served, data["v2"])):
+            if os.path.exists(served):
+                os.unlink(served)
             os.link(data["v2"], served)
         self.static = StaticServer(static, env, os.path.join(workdir, "e2e-static.log"))
         try:
