@@ -147,6 +147,8 @@ class Row:
         if os.path.exists(self.times):
             os.unlink(self.times)
         cmd = [HG, "--config", "extensions.benchtimer=%s" % TIMER]
+        # (no advice to enable fsmonitor in the middle of the table)
+        cmd += ["--config", "fsmonitor.warn_when_unused=no"]
         cmd += ext_args(variant == "fastio")
         if self.kind == "e2e":
             cmd += ["clone", "-q", self.server.url, dest]
