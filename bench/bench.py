@@ -39,7 +39,15 @@ and fastio alternating, on a makerepo.py repository or on the
 history-rich one of ``makeproject.py`` (``CG_PLAN``; ``make bench`` runs
 the 10k-file row, ``make bench-cg`` the heavy ones).
 
+The whole clone a user waits for (``e2e.py``, issue 24): ``hg clone
+http://`` from a stream v2 clone bundle on a second, static http server,
+checkout included (``e2e``), and ``hg update`` from null to tip
+(``update``), stock and fastio alternating, locally and under the ``net``
+model (``E2E_PLAN``; ``make bench`` runs the 10k rows and the 100k clone,
+``make bench-e2e`` all of them).
+
 usage: bench.py [--quick] [--plan NAME,...] [--runs-scale X] [--demo]
+                [--files N] [--workdir DIR]
 """
 
 import argparse
@@ -52,6 +60,7 @@ import tempfile
 import time
 
 import cgpaths
+import e2e
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -104,7 +113,17 @@ PLAN = [
     # not an apply: the per-command cost (see measure_overhead)
     ("overhead", 0, None, [], [], OVERHEAD_PAIRS),
 ]
-QUICK = ["tiny", "small", "10k", "10k-latency", "10k-cg", "overhead", "10k-paths"]
+QUICK = [
+    "tiny",
+    "small",
+    "10k",
+    "10k-latency",
+    "10k-cg",
+    "overhead",
+    "10k-paths",
+    "e2e",
+    "update",
+]
 
 # changegroup paths as users take them (cgpaths.py): (name, repository of
 # cgpaths.REPOS, paths, runs), stock and fastio alternating
@@ -117,6 +136,18 @@ CG_PLAN = [
 ]
 # what make bench runs of them (make bench-cg: the heavy rows)
 CG_DEFAULT = ["10k-paths"]
+
+# the whole clone and the checkout (e2e.py): (name, kind, size, models,
+# runs), stock and fastio alternating
+E2E_PLAN = [
+    ("e2e", "e2e", 10000, ["none", "net"], 3),
+    ("update", "update", 10000, ["none", "net"], 3),
+    # stock under the net model: about 5 minutes a run
+    ("e2e-100k", "e2e", 100000, ["none", "net"], 1),
+    ("update-100k", "update", 100000, ["none", "net"], 1),
+]
+# what make bench runs of them (make bench-e2e: all)
+E2E_DEFAULT = ["e2e", "update", "e2e-100k"]
 
 
 def run(cmd, env, **kw):
@@ -133,6 +164,14 @@ def build_shim(workdir):
     return so
 
 
+def model_env(env, model, shim):
+    """``env`` under a latency model: the shim preloaded, its delays set."""
+    menv = dict(env)
+    if MODELS[model]:
+        menv.update(MODELS[model], LD_PRELOAD=shim)
+    return menv
+
+
 def base_env():
     env = dict(os.environ)
     env.update(HGRCPATH="", HGPLAIN="1", HGUSER="bench", LANG="C")
@@ -140,8 +179,9 @@ def base_env():
     return env
 
 
-def prepare(workdir, size, env):
-    """The source repository, its bundles and a tar of its store."""
+def prepare(workdir, size, env, formats=("v2", "cg", "cgz", "tar")):
+    """The source repository, its bundles and a tar of its store (those
+    of ``formats``)."""
     repo = os.path.join(workdir, "repo-%d" % size)
     if not os.path.exists(os.path.join(repo, ".hg", "store", "00changelog.i")):
         shutil.rmtree(repo, ignore_errors=True)
@@ -159,14 +199,17 @@ def prepare(workdir, size, env):
         "cgz": ["bundle", "-q", "-a", "-t", "zstd-v2"],
     }
     for fmt, cmd in bundles.items():
+        if fmt not in formats:
+            continue
         path = os.path.join(workdir, "repo-%d.%s" % (size, fmt))
         if not os.path.exists(path):
             run(hg + cmd + [path], env, stdout=subprocess.DEVNULL)
         out[fmt] = path
     tar = os.path.join(workdir, "repo-%d.tar" % size)
-    if not os.path.exists(tar):
+    if "tar" in formats and not os.path.exists(tar):
         run(["tar", "-C", os.path.join(repo, ".hg"), "-cf", tar, "store"], env)
-    out["tar"] = tar
+    if "tar" in formats:
+        out["tar"] = tar
     return out
 
 
@@ -237,9 +280,7 @@ def measure(workdir, data, row, shim, env, results, checked, runs_scale):
     name, size, fmt, models, variants, runs = row
     runs = max(1, int(round(runs * runs_scale)))
     for model in models:
-        menv = dict(env)
-        if MODELS[model]:
-            menv.update(MODELS[model], LD_PRELOAD=shim)
+        menv = model_env(env, model, shim)
         samples = {v: [] for v in variants}
         for __ in range(runs):
             for variant in variants:
@@ -484,22 +525,28 @@ def main(argv=None):
     ap.add_argument("--runs-scale", type=float, default=1.0)
     ap.add_argument("--workdir", default="/dev/shm/hg-fastio-bench")
     ap.add_argument("--demo", action="store_true", help="a short run for a newcomer")
+    ap.add_argument(
+        "--files", type=int, help="files of the e2e and update rows (10k, 100k)"
+    )
     args = ap.parse_args(argv)
     plan = PLAN
     cgplan = [row for row in CG_PLAN if row[0] in CG_DEFAULT]
+    e2eplan = [row for row in E2E_PLAN if row[0] in E2E_DEFAULT]
     if args.demo:
         plan = [("demo", 5000, "v2", ["none"], ["stock", "fastio"], 1)]
-        cgplan = []
+        cgplan = e2eplan = []
     elif args.plan:
         wanted = args.plan.split(",")
-        unknown = set(wanted) - {row[0] for row in PLAN + CG_PLAN}
+        unknown = set(wanted) - {row[0] for row in PLAN + CG_PLAN + E2E_PLAN}
         if unknown:
             ap.error("no such row: %s" % ", ".join(sorted(unknown)))
         plan = [row for row in PLAN if row[0] in wanted]
         cgplan = [row for row in CG_PLAN if row[0] in wanted]
+        e2eplan = [row for row in E2E_PLAN if row[0] in wanted]
     elif args.quick:
         plan = [row for row in PLAN if row[0] in QUICK]
         cgplan = [row for row in CG_PLAN if row[0] in QUICK]
+        e2eplan = [row for row in E2E_PLAN if row[0] in QUICK]
 
     if not os.path.isdir(os.path.dirname(args.workdir)):
         args.workdir = os.path.join(tempfile.gettempdir(), "hg-fastio-bench")
@@ -561,11 +608,31 @@ def main(argv=None):
         )
         cgresults.append((name, repo, samples, same, runs))
         print("(%s: %.0f s)" % (name, time.time() - start), flush=True)
+    e2eresults = []
+    for name, kind, size, models, runs in e2eplan:
+        start = time.time()
+        size = args.files or size
+        # the repository and its stream bundle only
+        made = data.get(size) or prepare(args.workdir, size, env, ("v2",))
+        runs = max(1, int(round(runs * args.runs_scale)))
+        got = e2e.measure(
+            kind,
+            args.workdir,
+            made,
+            models,
+            runs,
+            env,
+            lambda model: model_env(env, model, shim),
+        )
+        e2eresults.append((name, kind, size, runs) + got)
+        print("(%s: %.0f s)" % (name, time.time() - start), flush=True)
     print()
     for size, fmt in sorted({(s, f) for (s, f, __, __) in results}):
         print_table(size, fmt, results)
     for name, repo, samples, same, runs in cgresults:
         cgpaths.print_table(name, repo, cgpaths.repo_stats(repo), samples, same, runs)
+    for name, kind, size, runs, samples, ok, same in e2eresults:
+        e2e.print_table(name, kind, size, samples, ok, same, runs)
     if overhead:
         start = time.time()
         measure_overhead(
@@ -575,6 +642,8 @@ def main(argv=None):
     lines = []
     for name, repo, samples, same, runs in cgresults:
         lines += cgpaths.summary_lines(name, samples)
+    for name, kind, size, runs, samples, ok, same in e2eresults:
+        lines += e2e.summary_lines(name, kind, size, samples)
     summary(results, lines)
     differ = [
         "%s %s" % (row[0], path)
@@ -582,8 +651,13 @@ def main(argv=None):
         for path, ok in row[3].items()
         if not ok
     ]
+    for name, kind, size, runs, samples, ok, same in e2eresults:
+        differ += ["%s %s" % (name, m) for m in samples if not ok[m]]
+        differ += ["%s %s" % (name, m) for m, got in same.items() if not got]
     if differ:
-        print("NOT identical to stock: %s" % ", ".join(differ))
+        print(
+            "NOT identical to stock, or not verified and clean: %s" % ", ".join(differ)
+        )
         return 1
     return 0
 

@@ -111,6 +111,73 @@ class Server:
         self.proc.wait()
 
 
+class StaticServer:
+    """A plain static http server of ``directory`` on a free port (as
+    ``staticserve`` in tests/common.sh): where clone bundles are fetched
+    from.  Its request log goes to ``log`` (``gets`` counts the requests
+    for a file)."""
+
+    def __init__(self, directory, env, log=None):
+        os.makedirs(directory, exist_ok=True)
+        self.directory = directory
+        self.port = free_port()
+        self.log = log
+        env = dict(env)
+        env.pop("LD_PRELOAD", None)
+        with open(log or os.devnull, "w") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "http.server", str(self.port)]
+                + ["--bind", "127.0.0.1", "--directory", directory],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+            )
+        wait_port(self.port, self.proc)
+        self.url = "http://127.0.0.1:%d/" % self.port
+
+    def gets(self, name):
+        """How many GET requests for ``name`` the server answered 200."""
+        with open(self.log) as f:
+            return count_gets(f, name)
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def count_gets(lines, name):
+    """The GET requests answered 200 for ``/name`` in an http.server
+    log."""
+    needle = '"GET /%s HTTP/' % name
+    return sum(1 for line in lines if needle in line and '" 200 ' in line)
+
+
+# the clonebundles extension advertises a repository's manifest
+CLONEBUNDLES = ["--config", "extensions.clonebundles="]
+
+
+def advertise(repo, static, name, env):
+    """Advertise the bundle ``name`` of the StaticServer ``static`` (a file
+    of its directory) in ``repo``'s clonebundles.manifest, with its
+    BUNDLESPEC."""
+    path = os.path.join(static.directory, name)
+    spec = subprocess.run(
+        [HG, "debugbundle", "--spec", path],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    with open(os.path.join(repo, ".hg", "clonebundles.manifest"), "w") as f:
+        f.write("%s%s BUNDLESPEC=%s\n" % (static.url, name, spec))
+
+
+def unadvertise(repo):
+    manifest = os.path.join(repo, ".hg", "clonebundles.manifest")
+    if os.path.exists(manifest):
+        os.unlink(manifest)
+
+
 def ssh_wrapper(workdir):
     """A stand-in for ssh running the remote command locally, under strace
     writing to $TRACE."""
@@ -462,23 +529,14 @@ def socket_reads(trace, peer):
 
 def run_clonebundles(opts, env, repo, references):
     static = os.path.join(opts.workdir, "clonebundles")
-    os.makedirs(static, exist_ok=True)
     bundles = (
         ("stream v2", "v2.hg", ["bundle", "-q", "-a", "-t", "none-v2;stream=v2"]),
         ("packed1", "packed1.hg", ["debugcreatestreamclonebundle"]),
         ("zstd-v2", "zstd.hg", ["bundle", "-q", "-a", "-t", "zstd-v2"]),
     )
     reference = {"zstd-v2": references["pull"]}
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"]
-        + ["--directory", static],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    wait_port(port, server)
-    peer = "127.0.0.1:%d" % port
-    manifest = os.path.join(repo, ".hg", "clonebundles.manifest")
+    server = StaticServer(static, env)
+    peer = "127.0.0.1:%d" % server.port
     print(
         "clone bundles over http: read calls / mean size on the client's "
         "socket to the bundles' server (strace -f -yy)"
@@ -496,23 +554,8 @@ def run_clonebundles(opts, env, repo, references):
                     check=True,
                     stdout=subprocess.DEVNULL,
                 )
-            spec = subprocess.run(
-                [HG, "debugbundle", "--spec", path],
-                env=env,
-                check=True,
-                capture_output=True,
-                text=True,
-            ).stdout.strip()
-            with open(manifest, "w") as f:
-                f.write("http://%s/%s BUNDLESPEC=%s\n" % (peer, name, spec))
-            # (the clonebundles extension advertises the manifest)
-            hgserver = Server(
-                repo,
-                False,
-                env,
-                opts.workdir,
-                extra=["--config", "extensions.clonebundles="],
-            )
+            advertise(repo, server, name, env)
+            hgserver = Server(repo, False, env, opts.workdir, extra=CLONEBUNDLES)
             figures, same = {}, True
             try:
                 for fastio in (False, True):
@@ -554,9 +597,8 @@ def run_clonebundles(opts, env, repo, references):
                 flush=True,
             )
     finally:
-        os.unlink(manifest)
-        server.terminate()
-        server.wait()
+        unadvertise(repo)
+        server.stop()
 
 
 def _mean(calls, total):

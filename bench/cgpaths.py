@@ -273,43 +273,61 @@ def check(reference, dest, verify, env):
     return None
 
 
+def alternate(runs, dest, run, compare, each=None):
+    """``runs`` rounds of stock then fastio, ``run(variant, dest(variant))``
+    giving a sample, ``each(variant, dest)`` called after every run; the
+    first round's results compared, ``compare(stock's, fastio's)`` giving
+    None or what differs: ``({variant: [samples]}, what differs)``."""
+    samples = {"stock": [], "fastio": []}
+    problem = None
+    ref = dest("stock") + "-ref"
+    try:
+        for i in range(runs):
+            for variant in ("stock", "fastio"):
+                samples[variant].append(run(variant, dest(variant)))
+                if each is not None:
+                    each(variant, dest(variant))
+                if i:
+                    continue
+                if variant == "stock":
+                    shutil.rmtree(ref, ignore_errors=True)
+                    os.rename(dest(variant), ref)
+                else:
+                    problem = compare(ref, dest(variant))
+                    shutil.rmtree(ref)
+    finally:
+        for path in (ref, dest("stock"), dest("fastio")):
+            shutil.rmtree(path, ignore_errors=True)
+    return samples, problem
+
+
 def measure(workdir, name, repo, paths, runs, env, bundles=None):
     """One row of the plan: ``{path: {variant: [samples]}, ...}`` and
     whether each path's results were identical.  ``bundles``: those of
     ``repo`` already made (compression -> file)."""
     row = Row(workdir, repo, paths, env, bundles or {})
     samples, same = {}, {}
-    ref = os.path.join(workdir, "cg-ref")
-    verify = True
+    verify = [True]
+
+    def compare(ref, dest):
+        problem = check(ref, dest, verify[0], env)
+        verify[0] = False
+        return problem
+
     try:
         for path in paths:
-            samples[path] = {"stock": [], "fastio": []}
-            for i in range(runs):
-                for variant in ("stock", "fastio"):
-                    dest = os.path.join(workdir, "cg-dest-%s" % variant)
-                    samples[path][variant].append(row.run(path, variant, dest))
-                    if i:
-                        continue
-                    if variant == "stock":
-                        shutil.rmtree(ref, ignore_errors=True)
-                        os.rename(dest, ref)
-                        continue
-                    problem = check(ref, dest, verify, env)
-                    verify = False
-                    same[path] = problem is None
-                    if problem:
-                        print(
-                            "%s %s: NOT identical to stock: %s" % (name, path, problem)
-                        )
-                    shutil.rmtree(ref)
-            print(
-                "(%s %s: %d runs)" % (name, path, runs),
-                flush=True,
+            samples[path], problem = alternate(
+                runs,
+                lambda variant: os.path.join(workdir, "cg-dest-%s" % variant),
+                lambda variant, dest: row.run(path, variant, dest),
+                compare,
             )
+            same[path] = problem is None
+            if problem:
+                print("%s %s: NOT identical to stock: %s" % (name, path, problem))
+            print("(%s %s: %d runs)" % (name, path, runs), flush=True)
     finally:
         row.stop()
-        for variant in ("stock", "fastio"):
-            shutil.rmtree(os.path.join(workdir, "cg-dest-%s" % variant), True)
     return samples, same
 
 
@@ -317,42 +335,48 @@ def medians(samples):
     return [statistics.median(x) for x in zip(*samples)]
 
 
+# the columns of a stock vs fastio row (``cells``), after its label
+HEAD = "%9s %9s %6s %9s %9s %6s %6s %11s" % (
+    "wall st.",
+    "fastio",
+    "ratio",
+    "CPU st.",
+    "fastio",
+    "ratio",
+    "body",
+    "RSS MB",
+)
+
+
+def cells(by):
+    """The ``HEAD`` columns of ``{"stock": [samples], "fastio": [...]}``
+    (samples: body, wall, CPU, peak RSS MB): medians and ratios."""
+    s, f = medians(by["stock"]), medians(by["fastio"])
+    return "%8.2fs %8.2fs %6.2f %8.2fs %8.2fs %6.2f %6.2f %5.0f/%5.0f" % (
+        s[1],
+        f[1],
+        f[1] / s[1],
+        s[2],
+        f[2],
+        f[2] / s[2],
+        f[0] / s[0],
+        max(x[3] for x in by["stock"]),
+        max(x[3] for x in by["fastio"]),
+    )
+
+
+def yes_no(value):
+    return {True: "yes", False: "NO"}.get(value, "-")
+
+
 def print_table(name, repo, stats, samples, same, runs):
     print(
         "== %s: changegroup paths, stock vs fastio (client side), medians of %d ==\n"
         "   %s\n   %s" % (name, runs, os.path.basename(repo), describe(repo, stats))
     )
-    head = "%-26s %9s %9s %6s %9s %9s %6s %6s %11s %4s" % (
-        "path",
-        "wall st.",
-        "fastio",
-        "ratio",
-        "CPU st.",
-        "fastio",
-        "ratio",
-        "body",
-        "RSS MB",
-        "same",
-    )
-    print(head)
+    print("%-26s %s %4s" % ("path", HEAD, "same"))
     for path, by in samples.items():
-        s, f = medians(by["stock"]), medians(by["fastio"])
-        print(
-            "%-26s %8.2fs %8.2fs %6.2f %8.2fs %8.2fs %6.2f %6.2f %5.0f/%5.0f %4s"
-            % (
-                LABELS[path],
-                s[1],
-                f[1],
-                f[1] / s[1],
-                s[2],
-                f[2],
-                f[2] / s[2],
-                f[0] / s[0],
-                max(x[3] for x in by["stock"]),
-                max(x[3] for x in by["fastio"]),
-                {True: "yes", False: "NO"}.get(same.get(path), "-"),
-            )
-        )
+        print("%-26s %s %4s" % (LABELS[path], cells(by), yes_no(same.get(path))))
     print(
         "(ratios are fastio / stock; CPU: the client's user+sys, server out; "
         "body: the command without hg's start-up)"

@@ -1,0 +1,272 @@
+"""The whole clone a user waits for (issue 24), for ``bench.py``.
+
+Two rows, stock and fastio (the extension on the client only) taking
+turns, on a ``makerepo.py`` repository, locally (tmpfs) and under the
+latency models of ``bench.MODELS`` (the shim on the client only):
+
+  e2e     ``hg clone http://...`` end to end, checkout included: a stock
+          ``hg serve`` of the source advertises (clonebundles.manifest) a
+          stream v2 clone bundle served by a second, static http server
+          (``bench_serve.StaticServer``); the client fetches it, applies
+          it, pulls what is left (nothing) and checks out the tip
+  update  ``hg update tip`` from null: the checkout alone, in a fresh
+          ``hg clone -U`` of the source (its store hard-linked, made
+          untimed and without the shim before each run)
+
+Every run is checked: ``hg verify -q``, ``hg status`` empty, and for e2e
+that the client fetched the clone bundle (the static server's log).  On
+the first run of each model fastio's result is compared with stock's:
+the store (``tests/storecompare.py --content-only``: stock's stream writer
+gives revlogs mode 0777 minus umask) and the working copy (names, types,
+modes, symlink targets, contents: ``worktree_diff``).
+"""
+
+import filecmp
+import os
+import shutil
+import stat
+import statistics
+import subprocess
+import sys
+
+from bench_serve import (
+    CLONEBUNDLES,
+    Server,
+    StaticServer,
+    advertise,
+    ext_args,
+    unadvertise,
+)
+from cgpaths import HEAD, STORECOMPARE, TIMER, alternate, cells, run_usage, yes_no
+
+HG = os.path.join(os.path.dirname(sys.executable), "hg")
+
+KINDS = {
+    "e2e": "hg clone http:// from a stream v2 clone bundle over http, checkout included",
+    "update": "hg update from null to tip",
+}
+# issue 24's targets, fastio / stock (wall): (kind, model) -> ratio
+TARGETS = {
+    ("e2e", "none"): 0.7,
+    ("e2e", "net"): 0.3,
+    ("update", "none"): 0.8,
+    ("update", "net"): 0.5,
+}
+
+
+def worktree_diff(a, b, limit=5):
+    """What differs between the working copies ``a`` and ``b`` (``.hg``
+    left out): names, file types, permission bits, symlink targets and
+    contents; an empty list when they are the same."""
+    out = []
+
+    def walk(top):
+        found = {}
+        for root, dirs, files in os.walk(top):
+            if root == top and ".hg" in dirs:
+                dirs.remove(".hg")
+            for name in dirs + files:
+                path = os.path.join(root, name)
+                found[os.path.relpath(path, top)] = os.lstat(path)
+        return found
+
+    left, right = walk(a), walk(b)
+    for rel in sorted(set(left) ^ set(right)):
+        out.append("%s: only in %s" % (rel, a if rel in left else b))
+    for rel in sorted(set(left) & set(right)):
+        sa, sb = left[rel], right[rel]
+        pa, pb = os.path.join(a, rel), os.path.join(b, rel)
+        if stat.S_IFMT(sa.st_mode) != stat.S_IFMT(sb.st_mode):
+            out.append("%s: file types differ" % rel)
+        elif stat.S_IMODE(sa.st_mode) != stat.S_IMODE(sb.st_mode):
+            out.append(
+                "%s: modes differ (%o, %o)"
+                % (rel, stat.S_IMODE(sa.st_mode), stat.S_IMODE(sb.st_mode))
+            )
+        elif stat.S_ISLNK(sa.st_mode):
+            if os.readlink(pa) != os.readlink(pb):
+                out.append("%s: symlink targets differ" % rel)
+        elif stat.S_ISREG(sa.st_mode) and not filecmp.cmp(pa, pb, shallow=False):
+            out.append("%s: contents differ" % rel)
+    if len(out) > limit:
+        out[limit:] = ["(%d more)" % (len(out) - limit)]
+    return out
+
+
+class Row:
+    """One repository's e2e or update runs: the servers it needs and one
+    run of a variant."""
+
+    def __init__(self, kind, workdir, data, env):
+        self.kind = kind
+        self.workdir = workdir
+        self.repo = data["repo"]
+        self.env = env
+        self.times = os.path.join(workdir, "e2e-times")
+        self.static = self.server = None
+        if kind != "e2e":
+            return
+        # the stream v2 bundle bench.prepare made, served by name
+        self.bundle = os.path.basename(data["v2"])
+        static = os.path.join(workdir, "e2e-static")
+        os.makedirs(static, exist_ok=True)
+        served = os.path.join(static, self.bundle)
+        if not (os.path.exists(served) and os.path.samefile(served, data["v2"])):
+            if os.path.exists(served):
+                os.unlink(served)
+            os.link(data["v2"], served)
+        self.static = StaticServer(static, env, os.path.join(workdir, "e2e-static.log"))
+        try:
+            advertise(self.repo, self.static, self.bundle, env)
+            self.server = Server(self.repo, False, env, workdir, extra=CLONEBUNDLES)
+            # stock hg serve loads lazy modules on its first requests: one
+            # untimed clone first (as cgpaths.Row)
+            warm = os.path.join(workdir, "e2e-warmup")
+            shutil.rmtree(warm, ignore_errors=True)
+            subprocess.run(
+                [HG, "clone", "-q", "-U", self.server.url, warm],
+                env=env,
+                check=True,
+            )
+            shutil.rmtree(warm)
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self):
+        if self.server is not None:
+            self.server.stop()
+        if self.static is not None:
+            unadvertise(self.repo)
+            self.static.stop()
+
+    def run(self, variant, dest, menv):
+        """``(body, wall, CPU, peak RSS MB)`` of one run into ``dest``
+        under the model's environment ``menv``."""
+        shutil.rmtree(dest, ignore_errors=True)
+        if os.path.exists(self.times):
+            os.unlink(self.times)
+        cmd = [HG, "--config", "extensions.benchtimer=%s" % TIMER]
+        # (no advice to enable fsmonitor in the middle of the table)
+        cmd += ["--config", "fsmonitor.warn_when_unused=no"]
+        cmd += ext_args(variant == "fastio")
+        if self.kind == "e2e":
+            cmd += ["clone", "-q", self.server.url, dest]
+            before = self.static.gets(self.bundle)
+        else:
+            subprocess.run(
+                [HG, "clone", "-q", "-U", self.repo, dest], env=self.env, check=True
+            )
+            cmd += ["-R", dest, "update", "-q", "tip"]
+        wall, usage = run_usage(cmd, dict(menv, FASTIO_BENCH_TIMES=self.times))
+        if self.kind == "e2e" and self.static.gets(self.bundle) != before + 1:
+            sys.exit("%s: the clone did not fetch the clone bundle" % dest)
+        with open(self.times) as f:
+            body = float(f.read().split()[-1])
+        cpu = usage.ru_utime + usage.ru_stime
+        return body, wall, cpu, usage.ru_maxrss / 1024.0
+
+
+def check(dest, env):
+    """None when ``dest`` verifies and ``hg status`` is empty, else what
+    is wrong."""
+    v = subprocess.run([HG, "-R", dest, "verify", "-q"], env=env, capture_output=True)
+    if v.returncode:
+        return "verify failed: %s" % (v.stdout + v.stderr).decode(errors="replace")
+    s = subprocess.run([HG, "-R", dest, "status"], env=env, capture_output=True)
+    if s.returncode or s.stdout or s.stderr:
+        return "hg status not clean: %s" % (s.stdout + s.stderr).decode(
+            errors="replace"
+        )
+    return None
+
+
+def same_as(reference, dest, kind, env):
+    """None when fastio's ``dest`` is stock's ``reference`` (store for e2e,
+    working copy always), else what differs."""
+    problems = []
+    if kind == "e2e":
+        c = subprocess.run(
+            [sys.executable, STORECOMPARE, "--content-only", reference, dest],
+            env=env,
+            capture_output=True,
+        )
+        if c.returncode:
+            problems.append(c.stdout.decode(errors="replace").strip())
+    problems += worktree_diff(reference, dest)
+    return "; ".join(problems) or None
+
+
+def measure(kind, workdir, data, models, runs, env, model_envs):
+    """One row: ``{model: {variant: [samples]}}``, and per model whether
+    every run checked out (``ok``) and fastio's result was stock's
+    (``same``)."""
+    row = Row(kind, workdir, data, env)
+    samples, ok, same = {}, {}, {}
+
+    def each(variant, dest):
+        problem = check(dest, env)
+        if problem:
+            ok[model] = False
+            print("%s %s %s: %s" % (kind, model, variant, problem))
+
+    try:
+        for model in models:
+            menv = model_envs(model)
+            ok[model] = True
+            samples[model], problem = alternate(
+                runs,
+                lambda variant: os.path.join(workdir, "e2e-dest-%s" % variant),
+                lambda variant, dest: row.run(variant, dest, menv),
+                lambda ref, dest: same_as(ref, dest, kind, env),
+                each,
+            )
+            same[model] = problem is None
+            if problem:
+                print("%s %s: NOT the same as stock: %s" % (kind, model, problem))
+            print("(%s %s: %d runs)" % (kind, model, runs), flush=True)
+    finally:
+        row.stop()
+    return samples, ok, same
+
+
+def print_table(name, kind, size, samples, ok, same, runs):
+    print(
+        "== %s: %s, %d files, stock vs fastio, medians of %d =="
+        % (name, KINDS[kind], size, runs)
+    )
+    print("%-10s %s %5s %5s" % ("model", HEAD, "ok", "same"))
+    for model, by in samples.items():
+        print(
+            "%-10s %s %5s %5s"
+            % (model, cells(by), yes_no(ok[model]), yes_no(same.get(model)))
+        )
+    print(
+        "(ratios are fastio / stock; CPU: user+sys of the client and its "
+        "workers; body: the command without hg's start-up; ok: every run verified "
+        "and hg status clean; same: fastio's store and working copy are stock's)"
+    )
+    print()
+
+
+def label(size):
+    return "%dk" % (size // 1000) if size % 1000 == 0 else "%d" % size
+
+
+def summary_lines(name, kind, size, samples):
+    """fastio / stock (wall) per model, with issue 24's target."""
+    out = []
+    for model, by in samples.items():
+        s = statistics.median(x[1] for x in by["stock"])
+        f = statistics.median(x[1] for x in by["fastio"])
+        # (the targets are about 10k and 100k files)
+        target = TARGETS.get((kind, model)) if size >= 10000 else None
+        out.append(
+            "%-62s %6.2f%s"
+            % (
+                "%s %s %s: fastio / stock (wall)" % (kind, label(size), model),
+                f / s,
+                "  (target <= %.1f)" % target if target else "",
+            )
+        )
+    return out
