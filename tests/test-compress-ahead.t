@@ -4,6 +4,10 @@ and the store is the one stock writes, byte for byte.  The blocks are made
 small (64 KiB) so that a changegroup of a few hundred KiB is read ahead.
 
   $ . "$TESTDIR/common.sh"
+  $ cat >> $HGRCPATH <<EOF
+  > [fastio]
+  > compress-ahead = yes
+  > EOF
   $ STOCK="--config extensions.fastio=!"
   $ ON="--config fastio.buffer-size=64k --config fastio.report=yes"
   $ cat > mkhist.py <<'EOF'

@@ -11,7 +11,7 @@ repository's filesystem whose files are removed afterwards
     close-sample: 8 (default)
     close-threads: 3
     close-timeout: 5s (default)
-    compress-ahead: yes (default)
+    compress-ahead: no (default)
     durable: no (default)
     max-close-threads: 256 (default)
     max-pending-closes: 256 (default)

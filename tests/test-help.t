@@ -32,7 +32,7 @@ its default, and "hg config" knows them
   close-sample 8 documented
   close-threads 0 documented
   close-timeout 5s documented
-  compress-ahead yes documented
+  compress-ahead no documented
   durable no documented
   max-close-threads 256 documented
   max-pending-closes 256 documented
@@ -81,7 +81,7 @@ the option that turns it off, the report, and fresh servers' first requests
   fastio.close-sample=8
   fastio.close-threads=0
   fastio.close-timeout=5s
-  fastio.compress-ahead=True
+  fastio.compress-ahead=False
   fastio.durable=False
   fastio.max-close-threads=256
   fastio.max-pending-closes=256

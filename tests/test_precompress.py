@@ -268,6 +268,8 @@ def test_no_reading_thread_outlives_an_apply(tmp_path):
         "fastio.buffer-size=64k",
         "--config",
         "fastio.report=yes",
+        "--config",
+        "fastio.compress-ahead=yes",
     )
     err = out.stderr.decode()
     assert out.returncode == 0, err

@@ -31,7 +31,7 @@ configitem(SECTION, b"write-buffer", default=b"1MB")
 configitem(SECTION, b"mmap-populate", default=b"auto")
 configitem(SECTION, b"mmap-populate-threshold", default=b"1MB")
 configitem(SECTION, b"durable", default=False)
-configitem(SECTION, b"compress-ahead", default=True)
+configitem(SECTION, b"compress-ahead", default=False)
 # tests and the bench: syncfs, or an fsync per file (durable.METHOD_*)
 configitem(b"devel", b"fastio.durable-method", default=b"auto")
 # tests: the helper forced off (pure) or to start with a fallback method
