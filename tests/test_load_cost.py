@@ -110,7 +110,6 @@ APPLY_MACHINERY = {
     "hgext_fastio.revlogwriter",
     "hgext_fastio.filewriter",
     "hgext_fastio.writestrategy",
-    "hgext_fastio.precompress",
     "hgext_fastio.compressors",
     "hgext_fastio.buffers",
     "hgext_fastio.report",
@@ -124,6 +123,8 @@ APPLY_MACHINERY = {
 # whole), the mmap population policy (its mappings are all below the
 # threshold)
 NOT_FOR_ONE_CHANGESET = APPLY_MACHINERY | {
+    # (loaded by fastio.compress-ahead only)
+    "hgext_fastio.precompress",
     "hgext_fastio.serving",
     "hgext_fastio.bundleio",
     "hgext_fastio.streamclone",
