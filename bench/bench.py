@@ -61,6 +61,7 @@ import time
 
 import cgpaths
 import e2e
+import instructions
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -344,17 +345,44 @@ def measure_overhead(workdir, env, pairs):
         ("hg unbundle, 1 changeset", [HG, "-R", dest, "unbundle", "-q", one], True),
         ("hg pull, 1 changeset", [HG, "-R", dest, "pull", "-q", ahead], True),
     ]
+    # enabled as users enable it, in their hgrc: ``--config`` on the command
+    # line would add Mercurial's own cost of a command-line setting
+    # (ui.setconfig and fixconfig, ~0.25M instructions) to the extension's;
+    # and stock reads an hgrc too, or the fastio runs would pay for
+    # Mercurial's config parser (~2.5M)
+    envs = {}
+    for variant, text in (
+        ("stock", "[ui]\nusername = bench\n"),
+        ("fastio", "[ui]\nusername = bench\n[extensions]\nfastio = %s\n" % EXT),
+    ):
+        hgrc = os.path.join(workdir, "overhead-%s.hgrc" % variant)
+        with open(hgrc, "w") as f:
+            f.write(text)
+        envs[variant] = dict(env, HGRCPATH=hgrc)
+
+    def fresh_dest(writes):
+        if writes:
+            shutil.rmtree(dest, ignore_errors=True)
+            shutil.copytree(base, dest, symlinks=True)
+
     rows = []
     for label, cmd, writes in commands:
         samples = {"stock": [], "fastio": []}
         for __ in range(pairs):
             for variant in ("stock", "fastio"):
-                if writes:
-                    shutil.rmtree(dest, ignore_errors=True)
-                    shutil.copytree(base, dest, symlinks=True)
-                full = cmd[:1] + VARIANTS[variant] + cmd[1:]
-                samples[variant].append(cpu_time(full, env))
+                fresh_dest(writes)
+                samples[variant].append(cpu_time(cmd, envs[variant]))
         rows.append((label, samples))
+    counted = []
+    if instructions.available():
+        for label, cmd, writes in commands:
+            got = []
+            for variant in ("stock", "fastio"):
+                fresh_dest(writes)
+                # (the interpreter itself: valgrind does not follow the
+                # script's #! line)
+                got.append(instructions.count([sys.executable] + cmd, envs[variant]))
+            counted.append((label,) + tuple(got))
     print(
         "== the extension where it does little: %d alternating pairs, "
         "medians ==" % pairs
@@ -384,6 +412,10 @@ def measure_overhead(workdir, env, pairs):
             % (label, sa, fa, fa / sa, ea, fc / sc, ec)
         )
     print()
+    if counted:
+        instructions.print_table(counted)
+    else:
+        print("(no valgrind: no instruction counts)\n")
 
 
 def print_table(size, fmt, results):

@@ -55,6 +55,31 @@ def test_internals_as_expected():
     assert compat.revlog_index_read() is not None
 
 
+def test_apply_parameters_as_gates_reads_them():
+    # gates reads expectedtotal (the changesets a bundle2 part announces)
+    # by position when it is passed by position
+    import inspect
+
+    from hgext3rd.fastio import gates
+
+    apply = changegroup.cg1unpacker.apply
+    apply = getattr(apply, "_origfunc", apply)
+    names = list(inspect.signature(apply).parameters)
+    assert names[:7] == [
+        "self",
+        "repo",
+        "tr",
+        "srctype",
+        "url",
+        "targetphase",
+        "expectedtotal",
+    ]
+    assert gates._is_small((b"pull", b"url", 1, 3), {})
+    assert not gates._is_small((b"pull", b"url", 1, gates.SMALL_CHANGESETS), {})
+    assert not gates._is_small((b"pull", b"url", 1), {})
+    assert gates._is_small((), {"expectedtotal": 1})
+
+
 def test_vfs_attributes(repo):
     rawvfs = compat.encoder(repo.svfs)[1]
     assert callable(compat.path_checker(rawvfs))

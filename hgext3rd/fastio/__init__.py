@@ -68,6 +68,17 @@ Every ``vfs.backgroundclosing`` block of Mercurial (working copy updates,
 among others) uses the extension's closer instead of stock's, so that a
 failing close always aborts the command.
 
+A checkout (``hg update``, the one ending ``hg clone``, each of its worker
+processes) checks and makes each directory once, not once per file: the
+working copy's path auditor caches what it checked for the block, with
+Mercurial's own ``pathauditor.cached()`` (every path and directory is
+still checked once, for nested repositories and symbolic links, as stock
+checks them), and a directory the block made or found is not asked for
+again.  A stock checkout of 10k files calls ``mkdir`` once per file (it
+fails for all but the first of each directory) and ``lstat`` on every
+directory above each file twice: on a network filesystem each is a round
+trip.
+
 With no option set, the output of every command is that of Mercurial.
 
 Bundle files

@@ -155,6 +155,8 @@ def _is_small(args, kwargs):
         expected = kwargs["expectedtotal"]
     else:
         # apply(repo, tr, srctype, url, targetphase, expectedtotal, ...)
+        # in 6.7 to 7.2 (tests/test_compat.py; read here, not through
+        # compat, whose imports a small apply would pay for)
         expected = args[3] if len(args) > 3 else None
     return expected is not None and expected < SMALL_CHANGESETS
 

@@ -82,19 +82,26 @@ def _served(ui, wrapped):
     return not _problems
 
 
+# the role reposetup gives the working copy's vfs: its blocks are checkouts
+_WORKING_COPY = b"working copy files"
+
+
 @contextlib.contextmanager
 def backgroundclosing(orig, self, ui, *args, **kwargs):
     """``vfs.backgroundclosing``, as ``hooks`` wraps it."""
-    if not _served(ui, orig):
-        with orig(self, ui, *args, **kwargs) as closer:
-            yield closer
-        return
-    _entering.append(self)
-    try:
-        block = orig(self, ui, *args, **kwargs)
-        closer = block.__enter__()
-    finally:
-        _entering.pop()
     with contextlib.ExitStack() as stack:
+        if getattr(self, "_fastio_repo", (None, None, None))[2] == _WORKING_COPY:
+            from . import checkout
+
+            stack.enter_context(checkout.block(self))
+        if not _served(ui, orig):
+            yield stack.enter_context(orig(self, ui, *args, **kwargs))
+            return
+        _entering.append(self)
+        try:
+            block = orig(self, ui, *args, **kwargs)
+            closer = block.__enter__()
+        finally:
+            _entering.pop()
         stack.push(block)
         yield closer

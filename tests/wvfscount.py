@@ -1,0 +1,39 @@
+"""A Mercurial extension for the tests: counts the ``mkdir`` and ``lstat``
+calls made on paths in the working copy (not under ``.hg``), written at
+exit to $FASTIO_WVFSCOUNT as ``mkdir lstat`` (one process: run with
+``worker.enabled=no``)."""
+
+import atexit
+import os
+
+_counts = {"mkdir": 0, "lstat": 0}
+_root = []
+
+
+def _counted(name, orig):
+    def call(path, *args, **kwargs):
+        if _root:
+            text = os.fsdecode(path)
+            if text.startswith(_root[0]) and "/.hg" not in text[len(_root[0]) :]:
+                _counts[name] += 1
+        return orig(path, *args, **kwargs)
+
+    return call
+
+
+def reposetup(ui, repo):
+    if not _root and repo.local():
+        _root.append(os.fsdecode(repo.root) + os.sep)
+
+
+def uisetup(ui):
+    for name in _counts:
+        setattr(os, name, _counted(name, getattr(os, name)))
+    out = os.environ.get("FASTIO_WVFSCOUNT")
+    if out:
+
+        def write():
+            with open(out, "w") as f:
+                f.write("%(mkdir)d %(lstat)d\n" % _counts)
+
+        atexit.register(write)
