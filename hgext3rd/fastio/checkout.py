@@ -15,7 +15,10 @@ filesystem each of those calls is a round trip.  For the block:
   once, with stock's checks (illegal components, nested repositories,
   symbolic links); the cache is cleared when the block ends;
 - ``util.makedirs`` returns at once for a directory that this block
-  already made or found to exist.
+  already made or found to exist;
+- the filelogs read for the files share one decompressor per engine
+  (``compressors``): building one per filelog was the first line of the
+  checkout's profile.
 
 Within a checkout, a directory that holds a file to write is never removed
 or replaced (``clearunknown`` and the backups remove or move a file, or the
@@ -53,14 +56,21 @@ def block(wvfs):
         # (nested: the outer block's)
         yield
         return
+    from . import compressors
+
     if not _wired:
         from mercurial import extensions, util
 
         extensions.wrapfunction(util, "makedirs", _makedirs)
+        compressors.setup()
         _wired = True
     audit = getattr(wvfs, "audit", None)
     caching = getattr(audit, "cached", None)
-    with caching() if caching is not None else contextlib.nullcontext():
+    with contextlib.ExitStack() as stack:
+        if caching is not None:
+            stack.enter_context(caching())
+        # the filelogs read for the files share their decompressors
+        stack.enter_context(compressors.shared())
         _known_dirs = set()
         try:
             yield

@@ -1,10 +1,12 @@
-"""One revlog compressor per engine while a changegroup is applied, and
-the results of compressing ahead (``precompress``) handed to them.
+"""One revlog compressor per engine while a changegroup is applied or a
+checkout reads the files it writes, and the results of compressing ahead
+(``precompress``) handed to them.
 
 Every revlog makes its own compressor object the first time it compresses or
 decompresses; for zstd that allocates a compression and a decompression
 context.  A 10k-file unbundle builds 10k of them: 10% of its time in a
-profile.  The revlog compressors of Mercurial's own engines keep no state
+profile; a 10k-file checkout reads 10k filelogs, and building their
+decompressors is the first line of its profile.  The revlog compressors of Mercurial's own engines keep no state
 between calls, so while :func:`shared` is active (on the thread that
 applies), revlogs asking for the same engine and options get the same one.
 """
@@ -25,8 +27,17 @@ _MAIN = threading.main_thread()
 _claiming = set()
 
 
+# whether the engines are wrapped (once per process)
+_set_up = False
+
+
 def setup():
-    """Wrap the shareable engines (at extsetup)."""
+    """Wrap the shareable engines (at the first apply or checkout that
+    shares them)."""
+    global _set_up
+    if _set_up:
+        return
+    _set_up = True
     for name in _SHAREABLE:
         try:
             engine = util.compengines[name]
