@@ -156,3 +156,38 @@ bundles v1, v2 and v3, closes inline and in background.
   exit 255
   abort: error writing 'data/dir/sub/f5.txt.i': No space left on device
   ./requires 
+
+A checkout whose close or write of a working copy file fails (closes inline
+and in background) aborts with that error.  The working copy is left as
+stock leaves it (the files written so far, untracked): ``hg update --clean``
+repairs it, with a clean status and the files of the revision.
+
+  $ hg clone -q -U src co
+  $ for what in CLOSE WRITE; do
+  >   for mode in never always; do
+  >     echo "== checkout $what $mode"
+  >     rm -rf co-now; cp -a co co-now
+  >     LD_PRELOAD="$TESTTMP/fault.so" env FASTIO_FAIL_$what=sub/f5.txt hg -R co-now update -q tip --config fastio.background-close=$mode > out 2>&1
+  >     echo "exit $?"
+  >     grep -E '^(abort|Traceback)' out | sed "s#$TESTTMP#TESTTMP#"
+  >     hg -R co-now update -q --clean tip
+  >     hg -R co-now status
+  >     cat co-now/dir/sub/f5.txt
+  >   done
+  > done
+  == checkout CLOSE never
+  exit 255
+  abort: error closing 'TESTTMP/co-now/dir/sub/f5.txt': No space left on device
+  sub 5
+  == checkout CLOSE always
+  exit 255
+  abort: error closing 'TESTTMP/co-now/dir/sub/f5.txt': No space left on device
+  sub 5
+  == checkout WRITE never
+  exit 255
+  abort: error closing 'TESTTMP/co-now/dir/sub/f5.txt': No space left on device
+  sub 5
+  == checkout WRITE always
+  exit 255
+  abort: error closing 'TESTTMP/co-now/dir/sub/f5.txt': No space left on device
+  sub 5
