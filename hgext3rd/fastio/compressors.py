@@ -6,9 +6,10 @@ Every revlog makes its own compressor object the first time it compresses or
 decompresses; for zstd that allocates a compression and a decompression
 context.  A 10k-file unbundle builds 10k of them: 10% of its time in a
 profile; a 10k-file checkout reads 10k filelogs, and building their
-decompressors is the first line of its profile.  The revlog compressors of Mercurial's own engines keep no state
-between calls, so while :func:`shared` is active (on the thread that
-applies), revlogs asking for the same engine and options get the same one.
+decompressors is the first line of its profile.  The revlog compressors of
+Mercurial's own engines keep no state between calls, so while
+:func:`shared` is active (on the thread that applies), revlogs asking for
+the same engine and options get the same one.
 """
 
 import contextlib
