@@ -417,6 +417,10 @@ configtable = config.configtable
 _WIRING = (
     # vfs.backgroundclosing (checkouts, stock's stream writer)
     ("mercurial.vfs", "hooks", "wire_vfs"),
+    # the actions of an update applied to the working copy (checkout):
+    # merge.applyupdates (6.7), merge_utils.update.apply_updates (7.x)
+    ("mercurial.merge", "hooks", "wire_merge"),
+    ("mercurial.merge_utils.update", "hooks", "wire_update"),
     # hg recover also removes the directories an apply made
     ("mercurial.transaction", "gates", "wire_recovery"),
     # streamclone.consumev1/v2/v3 (streamclone)

@@ -20,6 +20,18 @@ filesystem each of those calls is a round trip.  For the block:
   (``compressors``): building one per filelog was the first line of the
   checkout's profile.
 
+A checkout into a working directory that held nothing but ``.hg`` when the
+update began (a clone's, an ``hg update`` from null after ``hg clone -U``)
+skips two checks per file whose answer is known: ``clearunknown``'s look
+for a directory at the file's path (only files of the revision and their
+directories are made there, and a path of the revision is never a
+directory of another), and ``setflags`` of a plain file just written (a
+new file is made without exec bits and is not a link).  The path is still
+audited.  And while an update applies its actions, the objects the
+command has made so far are frozen out of the garbage collector
+(``gc.freeze``), so that the worker processes forked for the files
+neither scan them nor copy their pages by touching them.
+
 Within a checkout, a directory that holds a file to write is never removed
 or replaced (``clearunknown`` and the backups remove or move a file, or the
 path of the file itself, which is never an ancestor of another), and the
@@ -27,13 +39,75 @@ worker processes only add to the tree, so what was found stays true.
 """
 
 import contextlib
+import gc
+import os
 
 # the directories (absolute, as vfs.join gives them) known to exist in the
 # checkout block running in this process, or None outside one
 _known_dirs = None
 
-# whether util.makedirs is wrapped (once per process)
+# whether util.makedirs, clearunknown and setflags are wrapped (once per
+# process)
 _wired = False
+
+# the working directories (``wvfs.base``) an update is applying its actions
+# to while they held nothing but .hg when it began: set in the process that
+# forks the workers, which inherit it
+_fresh_roots = set()
+# the working directory of the checkout block running in this process when
+# it is one of those, else None
+_fresh_block = None
+# updates applying their actions in this process (one inside another:
+# a subrepository's), for gc.freeze
+_applying = 0
+
+
+def _holds_only_dothg(base):
+    try:
+        return os.listdir(base) == [b".hg"]
+    except OSError:
+        return False
+
+
+def apply_updates(orig, repo, mresult, wctx, *args, **kwargs):
+    """What applies an update's actions to the working copy (Mercurial's
+    ``merge_utils.update.apply_updates``, ``merge.applyupdates`` before
+    7.x), wrapped."""
+    global _applying
+    if wctx.isinmemory():
+        return orig(repo, mresult, wctx, *args, **kwargs)
+    base = repo.wvfs.base
+    fresh = base not in _fresh_roots and _holds_only_dothg(base)
+    if fresh:
+        _fresh_roots.add(base)
+    if not _applying:
+        gc.freeze()
+    _applying += 1
+    try:
+        return orig(repo, mresult, wctx, *args, **kwargs)
+    finally:
+        _applying -= 1
+        if not _applying:
+            gc.unfreeze()
+        if fresh:
+            _fresh_roots.discard(base)
+
+
+def _clearunknown(orig, self):
+    base = _fresh_block
+    if base is None or self._repo.wvfs.base != base:
+        return orig(self)
+    # nothing is in the way in a fresh checkout: the path is still audited
+    self._repo.wvfs.audit(self._path)
+    return None
+
+
+def _setflags(orig, self, path, l, x):
+    # a plain file of a fresh checkout, just written: a new file, made
+    # without exec bits (and without a link) (see the docstring)
+    if l or x or _fresh_block is None or getattr(self, "base", None) != _fresh_block:
+        return orig(self, path, l, x)
+    return None
 
 
 def _makedirs(orig, name, *args, **kwargs):
@@ -51,7 +125,7 @@ def _makedirs(orig, name, *args, **kwargs):
 @contextlib.contextmanager
 def block(wvfs):
     """The checkout block writing into the working copy ``wvfs``."""
-    global _known_dirs, _wired
+    global _known_dirs, _fresh_block, _wired
     if _known_dirs is not None:
         # (nested: the outer block's)
         yield
@@ -59,9 +133,11 @@ def block(wvfs):
     from . import compressors
 
     if not _wired:
-        from mercurial import extensions, util
+        from mercurial import context, extensions, util, vfs as vfsmod
 
         extensions.wrapfunction(util, "makedirs", _makedirs)
+        extensions.wrapfunction(context.workingfilectx, "clearunknown", _clearunknown)
+        extensions.wrapfunction(vfsmod.abstractvfs, "setflags", _setflags)
         compressors.setup()
         _wired = True
     audit = getattr(wvfs, "audit", None)
@@ -72,7 +148,10 @@ def block(wvfs):
         # the filelogs read for the files share their decompressors
         stack.enter_context(compressors.shared())
         _known_dirs = set()
+        base = getattr(wvfs, "base", None)
+        if base in _fresh_roots:
+            _fresh_block = base
         try:
             yield
         finally:
-            _known_dirs = None
+            _known_dirs = _fresh_block = None

@@ -1,7 +1,8 @@
 """What the extension puts into the Mercurial modules every command loads.
 
 ``util`` (``mmapread``), ``dispatch`` (``runcommand``), ``vfs``
-(``backgroundclosing``) and ``hgweb`` (``httpservice.run``, and the
+(``backgroundclosing``), ``merge`` (the apply of an update's actions) and
+``hgweb`` (``httpservice.run``, and the
 application classes once their modules load, for ``preload``) are loaded
 by every command, so their wiring runs
 in every ``hg status``: it must cost nothing more than the wrapping.  The
@@ -41,6 +42,28 @@ def wire_vfs(ui):
         compat.report_unsupported(ui, b"file closes", problems)
         return
     extensions.wrapfunction(vfsmod.abstractvfs, "backgroundclosing", backgroundclosing)
+
+
+def wire_merge(ui):
+    """Before Mercurial 7.x's ``merge_utils``: ``merge.applyupdates``."""
+    from mercurial import extensions, merge
+
+    if getattr(merge, "applyupdates", None) is not None:
+        extensions.wrapfunction(merge, "applyupdates", apply_updates)
+
+
+def wire_update(ui):
+    """Mercurial 7.x: ``merge_utils.update.apply_updates``."""
+    from mercurial import extensions
+    from mercurial.merge_utils import update
+
+    extensions.wrapfunction(update, "apply_updates", apply_updates)
+
+
+def apply_updates(orig, *args, **kwargs):
+    from . import checkout
+
+    return checkout.apply_updates(orig, *args, **kwargs)
 
 
 def wire_hgweb(ui):
