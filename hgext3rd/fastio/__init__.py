@@ -77,7 +77,13 @@ checks them), and a directory the block made or found is not asked for
 again.  A stock checkout of 10k files calls ``mkdir`` once per file (it
 fails for all but the first of each directory) and ``lstat`` on every
 directory above each file twice: on a network filesystem each is a round
-trip.
+trip.  Into a working directory that held only ``.hg`` when the update
+began (a clone's, or after ``hg clone -U``), two checks per file whose
+answer is known are skipped (a directory in the file's way, the flags of
+a plain file just made); the path is still audited.  While an update
+applies its actions the command's objects are frozen out of Python's
+garbage collector (``gc.freeze``): its worker processes neither scan them
+nor copy them.
 
 With no option set, the output of every command is that of Mercurial.
 
