@@ -348,3 +348,49 @@ def test_a_thread_where_reading_is_slow():
         assert reader.threaded
     stop()
     assert got == data
+
+
+class Costly(Source):
+    """A source whose reads cost CPU time (as decompressing bzip2 does)."""
+
+    def read(self, n):
+        import time
+
+        started = time.thread_time()
+        while time.thread_time() - started < 0.01:
+            pass
+        return super().read(n)
+
+
+class Waiting(Source):
+    """A source whose reads wait without costing CPU time (a network)."""
+
+    def read(self, n):
+        import time
+
+        time.sleep(0.01)
+        return super().read(n)
+
+
+@pytest.mark.parametrize(
+    "kind, threaded", [(Source, False), (Waiting, False), (Costly, True)]
+)
+def test_without_compressing_ahead_a_thread_only_where_reading_costs_cpu(
+    kind, threaded
+):
+    # fastio.compress-ahead off: a reading thread decompresses a bzip2 or
+    # gzip bundle on the other core; a read that only waits gets none
+    # (blocks of 256 KB: a thread where a block costs 1 ms of CPU time)
+    block = 256 << 10
+    data = small_deltas(2000)
+    assert len(data) > 2 * block
+    reader, stop = precompress.reading(kind(data), block, None)
+    got = b""
+    while len(got) < len(data):
+        part = reader.read(block)
+        assert part
+        got += part
+    assert reader.read(block) == b""
+    stop()
+    assert got == data
+    assert reader.threaded == threaded

@@ -95,13 +95,12 @@ def engaged(operation, run, unpacker, repo, tr):
             complete = False
             try:
                 if read_ahead:
-                    source = stream
-                    if ahead is not None:
-                        # (reads the first block: it tells whether a
-                        # thread pays)
-                        source, stop_ahead = precompress.reading(
-                            stream, settings.buffer_size, ahead
-                        )
+                    # (reads the first block: it tells whether a thread
+                    # pays, to decompress the bundle and, with ``ahead``,
+                    # to compress ahead)
+                    source, stop_ahead = precompress.reading(
+                        stream, settings.buffer_size, ahead
+                    )
                     compat.set_changegroup_source(
                         unpacker, buffers.StreamBuffer(source, settings.buffer_size)
                     )
