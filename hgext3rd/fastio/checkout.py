@@ -58,8 +58,10 @@ _fresh_roots = set()
 # it is one of those, else None
 _fresh_block = None
 # updates applying their actions in this process (one inside another:
-# a subrepository's), for gc.freeze
+# a subrepository's), and whether the outermost froze gc (not when someone
+# else had: gc.unfreeze would undo their freeze too)
 _applying = 0
+_froze = False
 
 
 def _holds_only_dothg(base):
@@ -73,7 +75,7 @@ def apply_updates(orig, repo, mresult, wctx, *args, **kwargs):
     """What applies an update's actions to the working copy (Mercurial's
     ``merge_utils.update.apply_updates``, ``merge.applyupdates`` before
     7.x), wrapped."""
-    global _applying
+    global _applying, _froze
     if wctx.isinmemory():
         return orig(repo, mresult, wctx, *args, **kwargs)
     base = repo.wvfs.base
@@ -81,13 +83,16 @@ def apply_updates(orig, repo, mresult, wctx, *args, **kwargs):
     if fresh:
         _fresh_roots.add(base)
     if not _applying:
-        gc.freeze()
+        _froze = not gc.get_freeze_count()
+        if _froze:
+            gc.freeze()
     _applying += 1
     try:
         return orig(repo, mresult, wctx, *args, **kwargs)
     finally:
         _applying -= 1
-        if not _applying:
+        if not _applying and _froze:
+            _froze = False
             gc.unfreeze()
         if fresh:
             _fresh_roots.discard(base)
