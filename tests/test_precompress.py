@@ -357,7 +357,7 @@ class Costly(Source):
         import time
 
         started = time.thread_time()
-        while time.thread_time() - started < 0.01:
+        while time.thread_time() - started < 0.03:
             pass
         return super().read(n)
 
@@ -368,7 +368,7 @@ class Waiting(Source):
     def read(self, n):
         import time
 
-        time.sleep(0.01)
+        time.sleep(0.02)
         return super().read(n)
 
 
@@ -380,9 +380,10 @@ def test_without_compressing_ahead_a_thread_only_where_reading_costs_cpu(
 ):
     # fastio.compress-ahead off: a reading thread decompresses a bzip2 or
     # gzip bundle on the other core; a read that only waits gets none
-    # (blocks of 256 KB: a thread where a block costs 1 ms of CPU time)
-    block = 256 << 10
-    data = small_deltas(2000)
+    # (1 MB blocks: a thread where a block costs 10 ms of CPU time; a
+    # Waiting read sleeps 20 ms and costs well under 1 ms, a Costly one 30)
+    block = 1 << 20
+    data = small_deltas(10000)
     assert len(data) > 2 * block
     reader, stop = precompress.reading(kind(data), block, None)
     got = b""

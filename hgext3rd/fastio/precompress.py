@@ -51,11 +51,13 @@ _MIN_DELTA = 2048
 # (also bounds what a corrupt length makes the thread hold)
 _MAX_SIZE = 16 << 20
 # reading a megabyte slower than this (decompressing bzip2 or gzip, or a
-# network) is worth a reading thread whatever there is to compress; and
-# without compressing ahead, reading a megabyte costing the applying
-# thread this much CPU time (measured, 1 MB blocks: none 1 ms, zstd 2 to
-# 4.6 ms, gzip 4.6 to 4.8 ms, bzip2 28 to 46 ms: zstd is near the line)
+# network) is worth a reading thread whatever there is to compress
 _SLOW_READ_S = 0.004
+# without compressing ahead, reading a megabyte that costs the applying
+# thread this much CPU time is worth a reading thread (measured, the first
+# 1 MB block: none 1 ms, zstd 2 to 4.6 ms, gzip 4.6 to 4.8 ms, bzip2 28 to
+# 46 ms; a thread's hand-overs cost more CPU time than zstd saves)
+_COSTLY_READ_CPU_S = 0.010
 # so is a block of which this share is to be compressed ahead
 _WORTH_AHEAD = 0.25
 # blocks after which an unclaimed result is dropped (the applying thread
@@ -205,13 +207,16 @@ class _Reading:
         if len(first) < block:
             # the whole changegroup in one block: no thread for it
             return _Replayed(first, source)
-        slow = _SLOW_READ_S * block / (1 << 20)
+        megabytes = block / (1 << 20)
         if ahead is None:
-            if took_cpu < slow:
+            if took_cpu < _COSTLY_READ_CPU_S * megabytes:
                 return _Replayed(first, source)
         else:
             ahead.feed(first, compress=False)
-            if took < slow and ahead.last_span_bytes < _WORTH_AHEAD * block:
+            if (
+                took < _SLOW_READ_S * megabytes
+                and ahead.last_span_bytes < _WORTH_AHEAD * block
+            ):
                 return _Replayed(first, source)
         from . import prefetch
 
