@@ -8,8 +8,23 @@ with the last tested release)
   $ hg --config extensions.fastio=! --config extensions.fastio= debugextensions -v | grep -E '^fastio|location'
   fastio
     location: */hgext3rd/fastio/__init__.py (glob)
-  $ $PYTHON -c "import hgext3rd.fastio, sys; sys.stdout.write(hgext3rd.fastio.minimumhgversion.decode() + '\n')"
-  6.7
+
+On a Mercurial older than 6.7 the extension asks for 6.7, and Mercurial
+disables it with its own message (simulated by an extension loaded first:
+util._re2_options, new in 6.7, removed, and the version said to be 6.6); on
+a supported one it leaves minimumhgversion out, which spares every command
+Mercurial's check of it
+
+  $ cat > old.py <<EOF
+  > from mercurial import util
+  > del util._re2_options
+  > util.version = lambda: b"6.6"
+  > EOF
+  $ HGRCPATH= hg --config extensions.old=old.py --config extensions.fastio= debugextensions
+  (third party extension fastio requires version 6.7 or newer of Mercurial (current: 6.6); disabling)
+  old (untested!)
+  $ $PYTHON -c "import hgext3rd.fastio as f; print(hasattr(f, 'minimumhgversion'))"
+  False
 
 (its help, and every option's place in it, is the manual's test: test-help.t)
 

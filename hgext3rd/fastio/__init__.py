@@ -410,18 +410,101 @@ Configuration
 
 import importlib
 
+from mercurial.i18n import _
+from mercurial import registrar, util
 from mercurial.utils import stringutil
 
-from . import afterload, config, debugcommands, metadata
+from . import afterload
 
-__version__ = metadata.__version__
-testedwith = metadata.testedwith
-minimumhgversion = metadata.minimumhgversion
-buglink = metadata.buglink
+# What Mercurial reads when it loads the extension is here, where a command
+# that does not use the extension finds it without importing another module
+# (a module costs each command a spec lookup, 0.3M instructions, before its
+# code runs): the configuration and command tables, and the setups.
 
-# (Mercurial's registrar tables, and setup functions of its protocol)
-cmdtable = debugcommands.cmdtable
-configtable = config.configtable
+# (registrar, not exthelper: importing that and merging its tables cost
+# every command about 0.9M instructions, measured)
+configtable = {}
+configitem = registrar.configitem(configtable)
+
+configitem(b"fastio", b"background-close", default=b"auto")
+configitem(b"fastio", b"slow-close-threshold", default=b"50us")
+configitem(b"fastio", b"close-threads", default=0)
+configitem(b"fastio", b"max-close-threads", default=256)
+configitem(b"fastio", b"max-pending-closes", default=256)
+configitem(b"fastio", b"close-sample", default=8)
+configitem(b"fastio", b"buffer-size", default=b"1MB")
+configitem(b"fastio", b"stream-writer", default=True)
+configitem(b"fastio", b"report", default=False)
+configitem(b"fastio", b"probe-max-age", default=b"7d")
+configitem(b"fastio", b"close-timeout", default=b"5s")
+configitem(b"fastio", b"memory-budget", default=b"64MB")
+configitem(b"fastio", b"read-buffer", default=b"1MB")
+configitem(b"fastio", b"write-buffer", default=b"1MB")
+configitem(b"fastio", b"mmap-populate", default=b"auto")
+configitem(b"fastio", b"mmap-populate-threshold", default=b"1MB")
+configitem(b"fastio", b"durable", default=False)
+configitem(b"fastio", b"compress-ahead", default=False)
+# tests and the bench: syncfs, or an fsync per file (durable.METHOD_*)
+configitem(b"devel", b"fastio.durable-method", default=b"auto")
+# tests: the helper forced off (pure) or to start with a fallback method
+configitem(b"devel", b"fastio.mmap-helper", default=b"auto")
+# tests: small changegroups applied with the machinery too (changegroup)
+configitem(b"devel", b"fastio.small-applies", default=True)
+# the bench: the population thread's priority (added to its nice value)
+configitem(b"devel", b"fastio.mmap-thread-nice", default=10)
+
+cmdtable = {}
+command = registrar.command(cmdtable)
+
+# files hg debugfastio creates to time creates and closes
+PROBE_FILES = 256
+
+
+@command(
+    b"debugfastio",
+    [
+        (b"", b"files", PROBE_FILES, _(b"number of files to probe with")),
+        (b"", b"no-cache", None, _(b"do not store the measurement for auto mode")),
+    ],
+    b"[--files N] [--no-cache]",
+    helpcategory=b"maintenance",
+)
+def debugfastio_command(ui, repo, **opts):
+    """show fastio's settings and measure this repository's file latencies
+
+    Prints the effective ``[fastio]`` settings, then creates, writes and
+    closes ``--files`` small files in a temporary directory under ``.hg``
+    (removed afterwards), times each create (``open()``) and ``close()``,
+    prints their medians and 90th percentiles, and what ``auto`` mode
+    chooses from the slower.  Unless ``--no-cache`` is given, the
+    measurement is stored for ``auto`` mode (see ``fastio.probe-max-age``).
+    """
+    from . import debugfastio as implementation
+
+    return implementation.run(ui, repo, **opts)
+
+
+# 6.7: util._re2_options appeared.  On an older Mercurial the extension asks
+# for 6.7, and Mercurial disables it with its own message; on a supported
+# one the attribute is left out, which spares every command Mercurial's
+# check of it (it imports mercurial.__version__ and compiles a regular
+# expression: 0.77M instructions, measured)
+if not hasattr(util, "_re2_options"):
+    from . import metadata
+
+    minimumhgversion = metadata.minimumhgversion
+
+
+def __getattr__(name):
+    # the rest of the metadata (metadata.py), read only where Mercurial asks
+    # for it: hg version -v, hg debugextensions, a traceback's report
+    if name in ("__version__", "testedwith", "buglink"):
+        from . import metadata
+
+        return getattr(metadata, name)
+    # (Mercurial asks for a dozen optional names at load)
+    raise AttributeError(name)
+
 
 # Each part is wired in when Mercurial loads the module it wraps, not when
 # the extension is set up: a command that applies no stream and no

@@ -1,45 +1,14 @@
-"""The ``[fastio]`` configuration: registration and one reader for it all.
+"""The ``[fastio]`` configuration: one reader for it all.
 
-Every option is documented in the extension's help (``hg help -e fastio``);
-keep the two in step.
+The options are registered in the package's ``__init__`` (Mercurial reads
+its ``configtable`` at load) and documented in the extension's help
+(``hg help -e fastio``); keep the three in step.
 """
 
-from mercurial import error, registrar
+from mercurial import error
 from mercurial.i18n import _
 
-# (registrar, not exthelper: importing that and merging its tables cost
-# every command about 0.9M instructions, measured)
-configtable = {}
-configitem = registrar.configitem(configtable)
-
 SECTION = b"fastio"
-
-configitem(SECTION, b"background-close", default=b"auto")
-configitem(SECTION, b"slow-close-threshold", default=b"50us")
-configitem(SECTION, b"close-threads", default=0)
-configitem(SECTION, b"max-close-threads", default=256)
-configitem(SECTION, b"max-pending-closes", default=256)
-configitem(SECTION, b"close-sample", default=8)
-configitem(SECTION, b"buffer-size", default=b"1MB")
-configitem(SECTION, b"stream-writer", default=True)
-configitem(SECTION, b"report", default=False)
-configitem(SECTION, b"probe-max-age", default=b"7d")
-configitem(SECTION, b"close-timeout", default=b"5s")
-configitem(SECTION, b"memory-budget", default=b"64MB")
-configitem(SECTION, b"read-buffer", default=b"1MB")
-configitem(SECTION, b"write-buffer", default=b"1MB")
-configitem(SECTION, b"mmap-populate", default=b"auto")
-configitem(SECTION, b"mmap-populate-threshold", default=b"1MB")
-configitem(SECTION, b"durable", default=False)
-configitem(SECTION, b"compress-ahead", default=False)
-# tests and the bench: syncfs, or an fsync per file (durable.METHOD_*)
-configitem(b"devel", b"fastio.durable-method", default=b"auto")
-# tests: the helper forced off (pure) or to start with a fallback method
-configitem(b"devel", b"fastio.mmap-helper", default=b"auto")
-# tests: small changegroups applied with the machinery too (changegroup)
-configitem(b"devel", b"fastio.small-applies", default=True)
-# the bench: the population thread's priority (added to its nice value)
-configitem(b"devel", b"fastio.mmap-thread-nice", default=10)
 
 # the file writer's modes (filewriter.MODE_*: spelled out here so that
 # reading the configuration does not load the writer)

@@ -1,15 +1,16 @@
 """What ``hg debugfastio`` does: the effective settings, the mmap
 population policy at work, and a create/close latency probe (declared in
-``debugcommands``, loaded only when the command runs)."""
+the package's ``__init__``, loaded only when the command runs)."""
 
 from mercurial.i18n import _
 from mercurial import pycompat, util
 
 from . import (
+    PROBE_FILES,
     autotune,
     compat,
     config,
-    debugcommands,
+    configtable,
     filewriter,
     metadata,
     mmappolicy,
@@ -23,7 +24,7 @@ def _settings_lines(ui):
     """``name: value`` of every registered option, with ``(default)`` when
     not set by the user."""
     out = []
-    for name, item in sorted(config.configtable[config.SECTION].items()):
+    for name, item in sorted(configtable[config.SECTION].items()):
         value = ui.config(config.SECTION, name)
         if value is None:
             value = item.default
@@ -84,7 +85,7 @@ def run(ui, repo, **opts):
     ui.write(_(b"mmap policy: %s\n") % (policy or b"none"))
     _mmap_population(ui, repo)
 
-    count = max(1, int(opts.get("files") or debugcommands.PROBE_FILES))
+    count = max(1, int(opts.get("files") or PROBE_FILES))
     where = repo.vfs.base
     ui.status(_(b"probing: %d files in %s\n") % (count, where))
     result = probe.measure(where, count)

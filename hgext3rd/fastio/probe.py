@@ -5,7 +5,7 @@ measurement, nothing else.
 below ``where``, writes each and times its ``open()`` and ``close()`` (the same
 ``os.open``/``os.write``/``os.close`` the store writer does), then removes
 the files and the directory, also when a step fails.  No Mercurial command
-code here: ``debugcommands`` and ``autotune`` use it.
+code here: ``debugfastio`` and ``autotune`` use it.
 """
 
 import os
