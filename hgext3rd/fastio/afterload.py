@@ -148,6 +148,10 @@ class _Finder:
         sys.meta_path[:] = [f for f in sys.meta_path if f is not self]
 
     def find_spec(self, fullname, path, target=None):
+        # (asked about every import while it is installed: the common answer
+        # without the lock)
+        if fullname not in _unhooked:
+            return None
         with _lock:
             if fullname not in _unhooked:
                 return None
