@@ -417,18 +417,31 @@ class RevlogOpener:
                 os.close(fd)
                 return None
             start = st.st_size
+        fh = self._handle(fd, f, path, start)
+        self._count_file(path)
+        return fh
+
+    def _handle(self, fd, f, key, start, content=b""):
+        """A buffered handle on descriptor ``fd`` (file ``f``, ``key`` here,
+        ``start`` bytes long) that gives ``fd`` to the file writer when it
+        closes, ``content`` written; ``fd`` is closed if this fails."""
+        raw = None
         try:
             raw = io.FileIO(fd, "r+", closefd=False)
             raw.name = f
             fh = _HandOffFile(raw)
+            fh._fastio_sink = self._hand_off
+            fh._fastio_fd = fd
+            fh._fastio_key = key
+            fh._fastio_start = start
+            if content:
+                fh.write(content)
         except BaseException:
+            # (the handle is closed with it: it hands nothing off)
+            if raw is not None:
+                raw.close()
             os.close(fd)
             raise
-        fh._fastio_sink = self._hand_off
-        fh._fastio_fd = fd
-        fh._fastio_key = path
-        fh._fastio_start = start
-        self._count_file(path)
         return fh
 
     def _new_in_memory(self, path, f):
@@ -483,20 +496,13 @@ class RevlogOpener:
         hold.depth += 1
         try:
             fd = os.open(f, _O_NEW, 0o666)
-            try:
-                if self._file_mode is not None:
+            if self._file_mode is not None:
+                try:
                     os.chmod(f, self._file_mode)
-                raw = io.FileIO(fd, "r+", closefd=False)
-                raw.name = f
-                fh = _HandOffFile(raw)
-                fh.write(content)
-            except BaseException:
-                os.close(fd)
-                raise
-            fh._fastio_sink = self._hand_off
-            fh._fastio_fd = fd
-            fh._fastio_key = key
-            fh._fastio_start = 0
+                except BaseException:
+                    os.close(fd)
+                    raise
+            fh = self._handle(fd, f, key, 0, content)
         finally:
             hold.depth -= 1
             if hold.pending:
