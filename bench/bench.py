@@ -62,6 +62,7 @@ import time
 import cgpaths
 import e2e
 import instructions
+import latencyshim
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -153,16 +154,6 @@ E2E_DEFAULT = ["e2e", "update", "e2e-100k"]
 
 def run(cmd, env, **kw):
     return subprocess.run(cmd, env=env, check=True, **kw)
-
-
-def build_shim(workdir):
-    so = os.path.join(workdir, "latency.so")
-    src = os.path.join(HERE, "latency.c")
-    if not os.path.exists(so) or os.path.getmtime(so) < os.path.getmtime(src):
-        subprocess.run(
-            ["gcc", "-O2", "-shared", "-fPIC", "-o", so, src, "-ldl"], check=True
-        )
-    return so
 
 
 def model_env(env, model, shim):
@@ -591,7 +582,7 @@ def main(argv=None):
     # the extension as installed: byte-compiled (PYTHONDONTWRITEBYTECODE in
     # the environment would make every hg run compile what changed)
     run([sys.executable, "-m", "compileall", "-q", EXT], env, stdout=subprocess.DEVNULL)
-    shim = build_shim(args.workdir)
+    shim = latencyshim.build(args.workdir)
     version = subprocess.run(
         [HG, "version", "-q"], env=env, capture_output=True, text=True
     ).stdout.strip()

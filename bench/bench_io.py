@@ -23,6 +23,8 @@ import subprocess
 import sys
 import time
 
+import latencyshim
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 EXT = os.path.join(ROOT, "hgext3rd", "fastio")
@@ -60,16 +62,6 @@ def count(trace, match, calls):
                 n += 1
                 total += size
     return n, (total // n if n else 0)
-
-
-def build_shim(workdir):
-    so = os.path.join(workdir, "latency.so")
-    subprocess.run(
-        ["gcc", "-O2", "-shared", "-fPIC", "-o", so, os.path.join(HERE, "latency.c")]
-        + ["-ldl"],
-        check=True,
-    )
-    return so
 
 
 def hg(args, env, **kw):
@@ -227,7 +219,7 @@ def main(argv=None):
         sys.exit("strace is needed (apt-get install strace)")
     os.makedirs(opts.workdir, exist_ok=True)
     env = env_base()
-    shim = build_shim(opts.workdir)
+    shim = latencyshim.build(opts.workdir)
     src, bundles = prepare(opts.workdir, opts.files, env)
     trace = os.path.join(opts.workdir, "trace")
     print(

@@ -48,6 +48,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 import bundlekit  # noqa: E402
+import latencyshim  # noqa: E402
 
 EXT = os.path.join(ROOT, "hgext3rd", "fastio")
 FORMATS = ("v1", "v2", "v3", "cg1", "cg2")
@@ -523,20 +524,7 @@ def kill_trial(job):
 def setup(work, durable=None):
     write_hgrc(os.path.join(work, "hgrc"), True, durable)
     write_hgrc(os.path.join(work, "hgrc-stock"), False)
-    so = os.path.join(work, "closedelay.so")
-    subprocess.run(
-        [
-            "gcc",
-            "-O2",
-            "-shared",
-            "-fPIC",
-            "-o",
-            so,
-            os.path.join(HERE, "latency.c"),
-            "-ldl",
-        ],
-        check=True,
-    )
+    latencyshim.build(work, "closedelay.so")
     small = make_source(work, "src-small", 40, 5, 1)
     big = make_source(work, "src-big", 1500, 30, 2)
     for prefix, repo in (("small", small), ("big", big)):
@@ -561,7 +549,6 @@ def setup(work, durable=None):
         bundle = os.path.join(
             work, "big-%s.hg" % (fmt + ("-base0" if existing else ""))
         )
-        start = time.time()
         check(
             hg(work, ["-R", ref] + apply_args(fmt, bundle), stock=True),
             "reference apply",

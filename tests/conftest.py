@@ -9,6 +9,7 @@ $HGPORT..$HGPORT2, a dummy ssh, a fixed user, timezone and encoding.
 import os
 import shutil
 import socket
+import subprocess
 import sys
 
 import pytest
@@ -19,6 +20,17 @@ EXTPATH = os.path.join(ROOT, "hgext3rd", "fastio")
 
 # Mercurial's harness runs these (make test-upstream), not this one
 collect_ignore = ["upstream"]
+
+
+def build_preload(source, so):
+    """LD_PRELOAD shim ``so`` built from C file ``source`` (the test is
+    skipped where there is no gcc)."""
+    if shutil.which("gcc") is None:
+        pytest.skip("no gcc")
+    subprocess.run(
+        ["gcc", "-O2", "-shared", "-fPIC", "-o", str(so), source, "-ldl"], check=True
+    )
+    return str(so)
 
 
 def free_ports(count):

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 import bundlekit
-from conftest import EXTPATH, TESTDIR, ROOT
+from conftest import EXTPATH, ROOT, TESTDIR, build_preload
 
 HG = os.path.join(os.path.dirname(sys.executable), "hg")
 MAX_PENDING = 32
@@ -19,28 +19,13 @@ MAX_PENDING = 32
 
 @pytest.fixture(scope="module")
 def work(tmp_path_factory):
-    if shutil.which("gcc") is None:
-        pytest.skip("no gcc")
     tmp = tmp_path_factory.mktemp("resources")
     hgrc = tmp / "hgrc"
     hgrc.write_text(
         "[ui]\nusername = t\n[extensions]\nfastio = %s\nfdwatch = %s\n"
         % (EXTPATH, os.path.join(TESTDIR, "fdwatch.py"))
     )
-    so = tmp / "delay.so"
-    subprocess.run(
-        [
-            "gcc",
-            "-O2",
-            "-shared",
-            "-fPIC",
-            "-o",
-            str(so),
-            os.path.join(ROOT, "bench", "latency.c"),
-            "-ldl",
-        ],
-        check=True,
-    )
+    so = build_preload(os.path.join(ROOT, "bench", "latency.c"), tmp / "delay.so")
     env = dict(os.environ, HGRCPATH=str(hgrc), HGPLAIN="1")
     # a real v2 bundle (its bundle2 frame and requirements) ...
     src = tmp / "src"

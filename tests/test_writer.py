@@ -16,8 +16,7 @@ from mercurial import error  # noqa: E402
 
 from hgext3rd.fastio import filewriter, writepool  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TESTDIR = os.path.join(ROOT, "tests")
+from conftest import ROOT, TESTDIR, build_preload  # noqa: E402
 
 # how files can be written: the C pool's threads, Python threads, inline
 KINDS = ["pool", "python-threads", "inline"]
@@ -118,23 +117,7 @@ def test_failing_mkdir_aborts_with_its_name(tmp_path, monkeypatch, kind):
 @pytest.fixture(scope="module")
 def faultshim(tmp_path_factory):
     so = tmp_path_factory.mktemp("shim") / "fault.so"
-    try:
-        subprocess.run(
-            [
-                "gcc",
-                "-O2",
-                "-shared",
-                "-fPIC",
-                "-o",
-                str(so),
-                os.path.join(TESTDIR, "faultshim.c"),
-                "-ldl",
-            ],
-            check=True,
-        )
-    except (OSError, subprocess.CalledProcessError):
-        pytest.skip("no gcc")
-    return str(so)
+    return build_preload(os.path.join(TESTDIR, "faultshim.c"), so)
 
 
 _UNDER_SHIM = textwrap.dedent("""
