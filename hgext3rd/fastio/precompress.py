@@ -56,8 +56,7 @@ _SLOW_READ_S = 0.004
 # without compressing ahead, reading a megabyte that costs the applying
 # thread this much CPU time is worth a reading thread (measured, the first
 # 1 MB block: none 1 ms, zstd 2 to 4.6 ms, gzip 4.6 to 4.8 ms, bzip2 28 to
-# 46 ms: the line is well clear of zstd's, whose first block costs more
-# than the rest)
+# 46 ms: the line is well clear of zstd's)
 _COSTLY_READ_CPU_S = 0.010
 # so is a block of which this share is to be compressed ahead
 _WORTH_AHEAD = 0.25
