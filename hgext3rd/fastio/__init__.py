@@ -547,7 +547,7 @@ _WIRING = (
 def _wiring(part, function):
     # the part's module is found and run only now (a spec lookup each: not
     # at the extension's import); once loaded, it is taken from sys.modules
-    # (the import system's path to it costs each wiring 4 us more)
+    # (the import system's path to it costs more)
     module = sys.modules.get(__name__ + "." + part)
     if module is None:
         module = importlib.import_module("." + part, __name__)
