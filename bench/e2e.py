@@ -197,8 +197,9 @@ def same_as(reference, dest, kind, env):
     return "; ".join(problems) or None
 
 
-def measure(kind, workdir, data, models, runs, env, model_envs):
-    """One row: ``{model: {variant: [samples]}}``, and per model whether
+def measure(kind, workdir, data, runs, env, model_envs):
+    """One row, ``runs`` rounds of each model (``{model: runs}``):
+    ``{model: {variant: [samples]}}``, and per model whether
     every run checked out (``ok``) and fastio's result was stock's
     (``same``)."""
     row = Row(kind, workdir, data, env)
@@ -211,11 +212,11 @@ def measure(kind, workdir, data, models, runs, env, model_envs):
             print("%s %s %s: %s" % (kind, model, variant, problem))
 
     try:
-        for model in models:
+        for model, rounds in runs.items():
             menv = model_envs(model)
             ok[model] = True
             samples[model], problem = alternate(
-                runs,
+                rounds,
                 lambda variant: os.path.join(workdir, "e2e-dest-%s" % variant),
                 lambda variant, dest: row.run(variant, dest, menv),
                 lambda ref, dest: same_as(ref, dest, kind, env),
@@ -224,7 +225,7 @@ def measure(kind, workdir, data, models, runs, env, model_envs):
             same[model] = problem is None
             if problem:
                 print("%s %s: NOT the same as stock: %s" % (kind, model, problem))
-            print("(%s %s: %d runs)" % (kind, model, runs), flush=True)
+            print("(%s %s: %d runs)" % (kind, model, rounds), flush=True)
     finally:
         row.stop()
     return samples, ok, same
@@ -232,8 +233,13 @@ def measure(kind, workdir, data, models, runs, env, model_envs):
 
 def print_table(name, kind, size, samples, ok, same, runs):
     print(
-        "== %s: %s, %d files, stock vs fastio, medians of %d =="
-        % (name, KINDS[kind], size, runs)
+        "== %s: %s, %d files, stock vs fastio, medians of %s =="
+        % (
+            name,
+            KINDS[kind],
+            size,
+            " and ".join("%d (%s)" % (n, m) for m, n in runs.items()),
+        )
     )
     print("%-10s %s %5s %5s" % ("model", HEAD, "ok", "same"))
     for model, by in samples.items():
