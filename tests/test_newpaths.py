@@ -117,3 +117,29 @@ def test_a_hostile_list_removes_nothing_outside(repo, tmp_path):
     assert hg_recover(repo).returncode == 0
     assert (outside / "keep").read_text() == "keep"
     assert not os.path.exists(inside)
+
+
+def test_recover_removes_the_temporaries_of_atomic_writes(repo):
+    # a process killed while Mercurial wrote the fncache or the phaseroots
+    # at a transaction's close (seen in make stress's SIGKILL trials)
+    store = repo.svfs.join(b"").decode()
+    temporaries = [".fncache-gfv__sz0~", ".phaseroots-05zdwel3~"]
+    kept = ["notes~", ".fncache-toolong123~", "fncache-abcdefgh~"]
+    for name in temporaries + kept:
+        with open(os.path.join(store, name), "w") as f:
+            f.write("x")
+    os.mkdir(os.path.join(store, ".dir-abcdefgh~"))
+    for run in ("stock", "fastio"):
+        with open(repo.svfs.join(b"journal"), "wb"):
+            pass
+        if run == "stock":
+            env = dict(os.environ, HGRCPATH=os.devnull)
+            cmd = [HG, "-R", repo.root, "recover", "-q"]
+            assert subprocess.run(cmd, env=env).returncode == 0
+            # Mercurial's rollback does not know of them
+            assert all(os.path.exists(os.path.join(store, n)) for n in temporaries)
+        else:
+            assert hg_recover(repo).returncode == 0
+    left = sorted(os.listdir(store))
+    assert not set(temporaries) & set(left)
+    assert set(kept) | {".dir-abcdefgh~"} <= set(left)

@@ -30,7 +30,10 @@ Directories an apply makes, and the cache files a stream carries, are
 recorded (in ``.hg/store/fastio-newpaths``, a temporary file of the
 transaction) before they are created, and removed when the transaction
 rolls back, in the process or by ``hg recover`` after a crash, so that the
-repository ends exactly as it was.
+repository ends exactly as it was.  ``hg recover`` also removes what a
+crash left of Mercurial's atomic writes in ``.hg/store`` (a
+``.fncache-XXXXXXXX~`` or ``.phaseroots-XXXXXXXX~`` of a transaction's
+close), which stock leaves.
 
 A name that is not a plain store path (``..``, ``.hg``, absolute, NUL or
 newline) is refused.  When the stream is read from a bundle file, every
