@@ -308,6 +308,32 @@ def cpu_time(cmd, env, cwd=None):
     return wall, usage.ru_utime + usage.ru_stime
 
 
+# resamplings of the overhead's pairs for the interval of its ratios
+RESAMPLES = 2000
+
+
+def ratio_interval(stock, fastio, level=0.95):
+    """The interval holding ``level`` of the ratios of medians of
+    ``RESAMPLES`` resamplings (with replacement, seeded) of the pairs
+    ``zip(stock, fastio)``: the percentile bootstrap.  On this shared
+    machine a run of 41 pairs moves a ratio by about 1%, the size of the
+    overhead's target: the interval says so in the table."""
+    import random
+
+    pairs = list(zip(stock, fastio))
+    draw = random.Random(0)
+    ratios = []
+    for _ in range(RESAMPLES):
+        sample = [draw.choice(pairs) for _ in pairs]
+        ratios.append(
+            statistics.median(y for _, y in sample)
+            / statistics.median(x for x, _ in sample)
+        )
+    ratios.sort()
+    cut = int(RESAMPLES * (1 - level) / 2)
+    return ratios[cut], ratios[-1 - cut]
+
+
 def measure_overhead(workdir, env, pairs):
     """Stock vs fastio on ``hg status``, ``hg log -r tip`` and the
     unbundle and pull of one changeset into a 100-file repository."""
@@ -385,12 +411,13 @@ def measure_overhead(workdir, env, pairs):
         "medians ==" % pairs
     )
     print(
-        "%-26s %10s %10s %7s %12s %10s %10s"
+        "%-26s %10s %10s %7s %15s %12s %10s %10s"
         % (
             "command",
             "stock",
             "fastio",
             "ratio",
+            "ratio's 95%",
             "extra (ms)",
             "CPU ratio",
             "CPU extra",
@@ -404,10 +431,18 @@ def measure_overhead(workdir, env, pairs):
             extra = statistics.median(y - x for x, y in zip(a, b)) * 1000
             out.append((statistics.median(a), statistics.median(b), extra))
         (sa, fa, ea), (sc, fc, ec) = out
-        print(
-            "%-26s %9.3fs %9.3fs %7.3f %12.1f %10.3f %8.1fms"
-            % (label, sa, fa, fa / sa, ea, fc / sc, ec)
+        low, high = ratio_interval(
+            [x[0] for x in samples["stock"]], [x[0] for x in samples["fastio"]]
         )
+        print(
+            "%-26s %9.3fs %9.3fs %7.3f %7.3f-%-7.3f %12.1f %10.3f %8.1fms"
+            % (label, sa, fa, fa / sa, low, high, ea, fc / sc, ec)
+        )
+    print(
+        "(ratio's 95%%: where the ratio of the medians falls in %d%% of "
+        "%d resamplings of the pairs: how far this run's noise moves it)"
+        % (95, RESAMPLES)
+    )
     print()
     if counted:
         instructions.print_table(counted)

@@ -16,7 +16,7 @@ are included in their parents):
 
 Loaded for stock and fastio alike (``--config
 extensions.phasetimer=bench/phasetimer.py``); used for the profiles of
-issue 24 (notes/24-investigation.md).
+issue 24.
 """
 
 import atexit
