@@ -8,6 +8,7 @@ $HGPORT..$HGPORT2, a dummy ssh, a fixed user, timezone and encoding.
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -20,6 +21,14 @@ EXTPATH = os.path.join(ROOT, "hgext3rd", "fastio")
 
 # Mercurial's harness runs these (make test-upstream), not this one
 collect_ignore = ["upstream"]
+
+# The interrupt tests need SIGINT delivered, as a user's terminal delivers
+# it; a shell without job control starts its background jobs (``make test
+# &``) with SIGINT ignored, and every process started from here would
+# inherit that.  Handled here, it is back to its default in each program
+# run from the tests.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def build_preload(source, so):
