@@ -52,6 +52,7 @@ usage: bench.py [--quick] [--plan NAME,...] [--runs-scale X] [--demo]
 
 import argparse
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -308,18 +309,18 @@ def cpu_time(cmd, env, cwd=None):
     return wall, usage.ru_utime + usage.ru_stime
 
 
-# resamplings of the overhead's pairs for the interval of its ratios
+# resamplings of the overhead's pairs for the interval of its ratios, and
+# the share of them the interval holds
 RESAMPLES = 2000
+LEVEL = 95
 
 
-def ratio_interval(stock, fastio, level=0.95):
+def ratio_interval(stock, fastio, level=LEVEL / 100):
     """The interval holding ``level`` of the ratios of medians of
     ``RESAMPLES`` resamplings (with replacement, seeded) of the pairs
     ``zip(stock, fastio)``: the percentile bootstrap.  On this shared
     machine a run of 41 pairs moves a ratio by about 1%, the size of the
     overhead's target: the interval says so in the table."""
-    import random
-
     pairs = list(zip(stock, fastio))
     draw = random.Random(0)
     ratios = []
@@ -417,7 +418,7 @@ def measure_overhead(workdir, env, pairs):
             "stock",
             "fastio",
             "ratio",
-            "ratio's 95%",
+            "ratio's %d%%" % LEVEL,
             "extra (ms)",
             "CPU ratio",
             "CPU extra",
@@ -439,9 +440,9 @@ def measure_overhead(workdir, env, pairs):
             % (label, sa, fa, fa / sa, low, high, ea, fc / sc, ec)
         )
     print(
-        "(ratio's 95%%: where the ratio of the medians falls in %d%% of "
+        "(ratio's %d%%: where the ratio of the medians falls in %d%% of "
         "%d resamplings of the pairs: how far this run's noise moves it)"
-        % (95, RESAMPLES)
+        % (LEVEL, LEVEL, RESAMPLES)
     )
     print()
     if counted:
