@@ -1,5 +1,5 @@
-"""afterload.when_loaded: setups run right after a module's code, never
-before it would have run without the extension.
+"""when_loaded (the package's ``__init__``): setups run right after a
+module's code, never before it would have run without the extension.
 
 Each case runs in a fresh interpreter (``sys.modules`` and Mercurial's
 demandimport are process-wide), on a package of its own whose module
@@ -24,7 +24,7 @@ builtins.events = events
 from mercurial import demandimport
 if %(lazy)r:
     demandimport.enable()
-from hgext3rd.fastio import afterload
+from hgext3rd import fastio
 def setup(module):
     events.append(("setup", module.VALUE))
 """
@@ -49,12 +49,12 @@ def test_not_imported_yet(tmp_path, lazy):
     lines = run(
         tmp_path,
         """
-        afterload.when_loaded("pkg.target", setup)
-        print(afterload.pending(), events)
+        fastio.when_loaded("pkg.target", setup)
+        print(fastio.pending(), events)
         from pkg import target
         print(events)
         print(target.VALUE, events)
-        print(any(f is afterload._finder for f in sys.meta_path))
+        print(any(f is fastio._finder for f in sys.meta_path))
         """,
         lazy=lazy,
     )
@@ -74,9 +74,9 @@ def test_imported_lazily_before(tmp_path):
         tmp_path,
         """
         from pkg import target
-        afterload.when_loaded("pkg.target", setup)
+        fastio.when_loaded("pkg.target", setup)
         print(events)
-        print(target.VALUE, events, afterload.pending())
+        print(target.VALUE, events, fastio.pending())
         print(target.__spec__.loader.__class__.__name__)
         """,
     )
@@ -92,7 +92,7 @@ def test_loaded_already(tmp_path):
         """
         from pkg import target
         target.VALUE
-        afterload.when_loaded("pkg.target", setup)
+        fastio.when_loaded("pkg.target", setup)
         print(events)
         """,
     )
@@ -103,8 +103,8 @@ def test_two_setups_run_once_each(tmp_path):
     lines = run(
         tmp_path,
         """
-        afterload.when_loaded("pkg.target", setup)
-        afterload.when_loaded("pkg.target", lambda m: events.append("second"))
+        fastio.when_loaded("pkg.target", setup)
+        fastio.when_loaded("pkg.target", lambda m: events.append("second"))
         from pkg import target
         target.VALUE
         target.VALUE
@@ -121,11 +121,11 @@ def test_failing_setup_does_not_break_the_import(tmp_path):
         """
         def broken(module):
             raise RuntimeError("no such internals")
-        afterload.when_loaded("pkg.target", broken)
-        afterload.when_loaded("pkg.target", setup)
+        fastio.when_loaded("pkg.target", broken)
+        fastio.when_loaded("pkg.target", setup)
         from pkg import target
         print(target.VALUE, events)
-        print([(n, str(e)) for n, s, e in afterload.failures()])
+        print([(n, str(e)) for n, s, e in fastio.failures()])
         """,
     )
     assert lines[0] == "42 [('code',), ('setup', 42)]"
@@ -138,7 +138,7 @@ def test_failing_setup_told_to_its_error_handler(tmp_path):
         """
         def broken(module):
             raise RuntimeError("no such internals")
-        afterload.when_loaded("pkg.target", broken, lambda e: events.append(str(e)))
+        fastio.when_loaded("pkg.target", broken, lambda e: events.append(str(e)))
         from pkg import target
         print(target.VALUE, events)
         """,

@@ -411,19 +411,28 @@ Configuration
   Only read in ``auto`` mode. Default: ``7d``.
 """
 
+import atexit
 import importlib
+import importlib.util
 import sys
+import threading
+import types
 
 from mercurial.i18n import _
 from mercurial import registrar, util
 from mercurial.utils import stringutil
 
-from . import afterload
-
-# What Mercurial reads when it loads the extension is here, where a command
-# that does not use the extension finds it without importing another module
-# (a module costs each command a spec lookup, 0.3M instructions, before its
-# code runs): the configuration and command tables, and the setups.
+# Everything a command the extension does not accelerate runs is in this
+# module, and nothing else: the configuration and command tables Mercurial
+# reads at load, the setups, the wiring of each part when Mercurial loads
+# the module it wraps (below: wiring into a module once its code has run),
+# and the wrappers of the modules every command loads (at the end).  A
+# module more costs every command its import (finding, reading and
+# unmarshalling it: 0.2 to 0.3M instructions), the first one the package
+# directory's finder too: as three modules, these cost ``hg status`` 0.7M
+# instructions more (of the extension's 4.4M).  This module's code is
+# unmarshalled by every command, so what only an accelerated path runs is
+# in the others.
 
 # (registrar, not exthelper: importing that and merging its tables cost
 # every command about 0.9M instructions, measured)
@@ -513,16 +522,17 @@ def __getattr__(name):
 # Each part is wired in when Mercurial loads the module it wraps, not when
 # the extension is set up: a command that applies no stream and no
 # changegroup (hg status, hg log) loads neither Mercurial's modules for
-# them nor the extension's (see afterload).  The wrappers in gates load the
-# module doing the work at their first call that is the extension's: an
-# unbundle applies no stream and generates none.
+# them nor the extension's (see when_loaded).  The wrappers in gates load
+# the module doing the work at their first call that is the extension's: an
+# unbundle applies no stream and generates none.  (part None: the wiring
+# is in this module)
 _WIRING = (
     # vfs.backgroundclosing (checkouts, stock's stream writer)
-    ("mercurial.vfs", "hooks", "wire_vfs"),
+    ("mercurial.vfs", None, "wire_vfs"),
     # the actions of an update applied to the working copy (checkout):
     # merge.applyupdates (6.7), merge_utils.update.apply_updates (7.x)
-    ("mercurial.merge", "hooks", "wire_merge"),
-    ("mercurial.merge_utils.update", "hooks", "wire_update"),
+    ("mercurial.merge", None, "wire_merge"),
+    ("mercurial.merge_utils.update", None, "wire_update"),
     # hg recover also removes the directories an apply made
     ("mercurial.transaction", "gates", "wire_recovery"),
     # streamclone.consumev1/v2/v3 (streamclone)
@@ -530,7 +540,7 @@ _WIRING = (
     # every changegroup apply
     ("mercurial.changegroup", "gates", "wire_changegroup_apply"),
     # util.mmapread and each command's population session
-    ("mercurial.util", "hooks", "wire_util"),
+    ("mercurial.util", None, "wire_util"),
     # bundle files (bundleio): read (exchange.readbundle, packed1 bundles),
     # written (changegroup.writechunks)
     ("mercurial.exchange", "gates", "wire_bundle_reads"),
@@ -543,11 +553,13 @@ _WIRING = (
     ("mercurial.changegroup", "gates", "wire_changegroup_generation"),
     # an hgweb server loads what its requests may load before they run
     # (hg serve: before it serves; a WSGI application at its first request)
-    ("mercurial.hgweb", "hooks", "wire_hgweb"),
+    ("mercurial.hgweb", None, "wire_hgweb"),
 )
 
 
 def _wiring(part, function):
+    if part is None:
+        return globals()[function]
     # the part's module is found and run only now (a spec lookup each: not
     # at the extension's import); once loaded, it is taken from sys.modules
     # (the import system's path to it costs more)
@@ -558,6 +570,7 @@ def _wiring(part, function):
 
 
 def extsetup(ui):
+    atexit.register(_unwire)
     for module, part, function in _WIRING:
 
         def failed(exc, module=module):
@@ -567,7 +580,7 @@ def extsetup(ui):
                 % (module.encode(), stringutil.forcebytestr(exc))
             )
 
-        afterload.when_loaded(
+        when_loaded(
             module, lambda loaded, p=part, f=function: _wiring(p, f)(ui), failed
         )
 
@@ -603,3 +616,464 @@ def reposetup(ui, repo):
     ):
         if vfs is not None:
             vfs._fastio_repo = (cachevfs, svfs, role)
+
+
+# -- wiring into a module once its code has run ------------------------------
+#
+# Wire into a Mercurial module once its code has run, not before.
+#
+# Mercurial loads its modules lazily (``demandimport``, importlib's
+# ``LazyLoader``): ``from mercurial import changegroup`` only creates the
+# module object, and its code runs at the first attribute access.  Wrapping
+# one of its functions when the extension is set up would run that code, and
+# that of everything it imports, in every command: ``hg status`` would pay
+# for the changegroup, bundle2 and streamclone modules it never uses.
+#
+# ``when_loaded(name, setup)`` calls ``setup(module)`` right after the code
+# of module ``name`` has run instead: at once if it has already run, else
+# from the loader (a lazy module's own loader, or the loader of a module not
+# imported yet, found through a finder at the front of ``sys.meta_path``).
+# Nothing is imported, and no module code runs, earlier than it would have
+# without the extension.
+#
+# A setup that raises does not break the import (Mercurial would fail in a
+# place unrelated to the extension): the error goes to the ``on_error``
+# given with the setup (a debug line), and ``failures()`` keeps it.
+
+_lock = threading.RLock()
+# module name -> setups waiting for its code to run
+_waiting = {}
+# names waited for that are not imported yet: the finder hooks them
+_unhooked = set()
+# (module name, setup, exception) of setups that raised
+_failed = []
+# importlib's class of a module whose code has not run yet
+_LAZY_MODULE = getattr(importlib.util, "_LazyModule", ())
+
+
+def _raw(module, name):
+    # a lazy module's __getattribute__ would run its code
+    return types.ModuleType.__getattribute__(module, name)
+
+
+def is_lazy(module):
+    return isinstance(module, _LAZY_MODULE)
+
+
+def name_of(module):
+    """A module's name, read without running a lazy module's code."""
+    return _raw(module, "__name__")
+
+
+def when_loaded(name, setup, on_error=None):
+    """Call ``setup(module)`` once the code of Mercurial module ``name``
+    has run (at once when it already has); ``on_error(exception)`` if it
+    raises."""
+    if on_error is not None:
+        setup = _Guarded(setup, on_error)
+    with _lock:
+        module = sys.modules.get(name)
+        if module is not None and not is_lazy(module):
+            _run(name, setup, module)
+            return
+        first = name not in _waiting
+        _waiting.setdefault(name, []).append(setup)
+        if not first:
+            return
+        if module is not None:
+            spec = _raw(module, "__spec__")
+            spec.loader = _ThenSetup(spec.loader, name)
+        else:
+            _unhooked.add(name)
+            _finder.install()
+
+
+def pending():
+    """Names of the modules whose setups have not run yet."""
+    with _lock:
+        return sorted(_waiting)
+
+
+def failures():
+    """``(module name, setup, exception)`` of the setups that raised."""
+    return list(_failed)
+
+
+class _Guarded:
+    def __init__(self, setup, on_error):
+        self.setup = setup
+        self.on_error = on_error
+
+    def __call__(self, module):
+        try:
+            self.setup(module)
+        except Exception as exc:
+            try:
+                self.on_error(exc)
+            finally:
+                raise exc
+
+
+def _run(name, setup, module):
+    try:
+        setup(module)
+    except Exception as exc:
+        _failed.append((name, setup, exc))
+
+
+def _loaded(name, module):
+    with _lock:
+        setups = _waiting.pop(name, [])
+    for setup in setups:
+        _run(name, setup, module)
+
+
+class _ThenSetup:
+    """A module's loader, followed by the setups waiting for it."""
+
+    def __init__(self, loader, name):
+        self._loader = loader
+        self._name = name
+
+    def __getattr__(self, attr):
+        return getattr(self._loader, attr)
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        # the module keeps its own loader (reloads, tracebacks, resources)
+        spec = _raw(module, "__spec__")
+        if spec.loader is self:
+            spec.loader = self._loader
+        if _raw(module, "__dict__").get("__loader__") is self:
+            module.__loader__ = self._loader
+        self._loader.exec_module(module)
+        _loaded(self._name, module)
+
+
+class _Finder:
+    """At the front of ``sys.meta_path`` while a module waited for is not
+    imported yet: gives its spec a loader that runs the setups after it."""
+
+    def install(self):
+        if not any(f is self for f in sys.meta_path):
+            sys.meta_path.insert(0, self)
+
+    def uninstall(self):
+        sys.meta_path[:] = [f for f in sys.meta_path if f is not self]
+
+    def find_spec(self, fullname, path, target=None):
+        # (asked about every import while it is installed: the common answer
+        # without the lock)
+        if fullname not in _unhooked:
+            return None
+        with _lock:
+            if fullname not in _unhooked:
+                return None
+            # found by the finders behind this one (Mercurial's lazy ones)
+            spec = None
+            for finder in sys.meta_path:
+                if finder is self or getattr(finder, "_finder", None) is self:
+                    continue
+                find_spec = getattr(finder, "find_spec", None)
+                if find_spec is not None:
+                    spec = find_spec(fullname, path, target)
+                    if spec is not None:
+                        break
+            if spec is None or spec.loader is None:
+                return spec
+            outer = spec.loader
+            if isinstance(outer, importlib.util.LazyLoader):
+                # the lazy loader hands the module to this one when an
+                # attribute is first used
+                outer.loader = _ThenSetup(outer.loader, fullname)
+            else:
+                spec.loader = _ThenSetup(outer, fullname)
+            _unhooked.discard(fullname)
+            if not _unhooked:
+                self.uninstall()
+            return spec
+
+
+_finder = _Finder()
+
+
+# -- the wrappers of the modules every command loads -------------------------
+#
+# ``util`` (``mmapread``), ``dispatch`` (``runcommand``), ``vfs``
+# (``backgroundclosing``), ``merge`` (the apply of an update's actions) and
+# ``hgweb`` (``httpservice.run``, and the application classes once their
+# modules load, for ``preload``) are loaded by every command, so their
+# wiring runs in every ``hg status``: it must cost nothing more than the
+# wrapping.  Each function imports the module doing the work when it is
+# called and there is work.
+#
+# A function keeps its module's globals alive, and what they hold: this
+# module's globals hold no module of the extension's machinery (a wrapper
+# defined in ``mmapwire`` or ``vfsclose`` cost every ``hg status`` 1.5 ms
+# at exit), and these wrappers are taken out at exit (``_unwire``).
+#
+# A mapping the population policy leaves alone (below
+# ``fastio.mmap-populate-threshold``: a small repository's) is mapped here
+# as ``mmappolicy.map_file`` would map it, without beginning the command's
+# session.
+
+
+# (container, name, wrapper) of the wrappers below, unwired at exit
+_wrapped = []
+
+
+def _wrap(container, name, wrapper):
+    from mercurial import extensions
+
+    extensions.wrapfunction(container, name, wrapper)
+    _wrapped.append((container, name, wrapper))
+
+
+def _unwire():
+    """At exit (atexit): the setups never run go, and the wrappers below
+    are taken out.  What a wrapper holds (this module's globals, and
+    Mercurial's ``extensions`` module's, whose ``bind`` wraps a method)
+    would otherwise be kept alive by the wrapped modules that outlive the
+    first collection of the interpreter's finalization (``util``, and on
+    6.7 ``vfs``: their classes are in typing's caches), into its slow part,
+    which clears module dicts one by one: 23 (7.2) and 98 (6.7) modules
+    more than stock's in ``tests/test_load_cost.py``; 180 more cost every
+    ``hg status`` 5 ms (measured)."""
+    from mercurial import extensions
+
+    with _lock:
+        _waiting.clear()
+        del _failed[:]
+    while _wrapped:
+        container, name, wrapper = _wrapped.pop()
+        try:
+            extensions.unwrapfunction(container, name, wrapper)
+        except Exception:
+            # (another extension took it apart): left as it is
+            pass
+
+
+def wire_util(ui):
+    from mercurial import dispatch, util
+
+    # every mapping of store data: the population policy (mmapwire)
+    _wrap(util, "mmapread", mmapread)
+    # each command's population session, ended with the command
+    _wrap(dispatch, "runcommand", runcommand)
+
+
+def wire_vfs(ui):
+    """Serve ``backgroundclosing`` with the extension's file writer (from
+    its first block on: see ``vfsclose``)."""
+    from mercurial import vfs as vfsmod
+
+    if getattr(vfsmod.abstractvfs, "backgroundclosing", None) is None:
+        from . import compat
+
+        problems = ["abstractvfs.backgroundclosing is missing"]
+        compat.report_unsupported(ui, b"file closes", problems)
+        return
+    _wrap(vfsmod.abstractvfs, "backgroundclosing", backgroundclosing)
+
+
+def wire_merge(ui):
+    """Before Mercurial 7.x's ``merge_utils``: ``merge.applyupdates``."""
+    from mercurial import merge
+
+    if getattr(merge, "applyupdates", None) is not None:
+        _wrap(merge, "applyupdates", apply_updates)
+
+
+def wire_update(ui):
+    """Mercurial 7.x: ``merge_utils.update.apply_updates``."""
+    from mercurial.merge_utils import update
+
+    _wrap(update, "apply_updates", apply_updates)
+
+
+def apply_updates(orig, *args, **kwargs):
+    from . import checkout
+
+    return checkout.apply_updates(orig, *args, **kwargs)
+
+
+def wire_hgweb(ui):
+    """An hgweb server runs the code of what its requests may use before
+    they run (see ``preload``): ``hg serve`` before it serves, a WSGI
+    application at its first request."""
+    from mercurial import hgweb
+
+    _wrap(hgweb.httpservice, "run", run_service)
+    # the modules of the application classes (hgweb_mod, hgwebdir_mod, or
+    # from 7.2 the _inner modules they come from), wired when they load
+    for attr, cls in (("hgweb_mod", "hgweb"), ("hgwebdir_mod", "hgwebdir")):
+        module = vars(hgweb).get(attr)
+        if module is None:
+            continue
+
+        def wire_app(loaded, cls=cls):
+            # loaded now (first_request must not run a lazy module's code
+            # in a request thread)
+            from . import preload
+
+            preload.done()
+            _wrap(getattr(loaded, cls), "__call__", first_request)
+
+        def failed(exc, cls=cls):
+            ui.debug(
+                b"fastio: %s requests not preceded by a preload: %r\n"
+                % (cls.encode(), exc)
+            )
+
+        when_loaded(name_of(module), wire_app, failed)
+
+
+def run_service(orig, self, *args, **kwargs):
+    # hg serve: its application and listening socket are made, no request
+    # thread runs yet
+    from . import preload
+
+    preload.once(self.ui)
+    return orig(self, *args, **kwargs)
+
+
+def first_request(orig, self, env, respond):
+    from . import preload
+
+    if not preload.done():
+        preload.once(getattr(self, "ui", None))
+    return orig(self, env, respond)
+
+
+def mmapread(orig, fp, size=None, pre_populate=True):
+    command = running_command()
+    if command is not None and command.session is None:
+        # before the command's first mapping that is the policy's: one that
+        # is not is mapped here, as mmappolicy.map_file would map it
+        populated = _small_mapping(command, fp, size, pre_populate)
+        if populated is not None:
+            if populated:
+                return orig(fp, size)
+            return _unpopulated(orig, fp, size)
+    from . import mmapwire
+
+    return mmapwire.mmapread(orig, fp, size, pre_populate)
+
+
+# fastio.mmap-populate values (mmappolicy.POLICIES) under which a small
+# mapping is stock's when the helper cannot populate (policy ``stock``)
+_STOCK_WITHOUT_HELPER = (b"auto", b"background")
+_OTHER_POLICIES = (b"always", b"never")
+
+
+def _small_mapping(command, fp, size, pre_populate):
+    """None when the mapping is the population policy's (or is not known
+    to be without loading it); else whether it is stock's own mapping
+    (True) or an unpopulated one (False), as in ``mmappolicy.map_file``."""
+    rule = command.small_mappings
+    if rule is None:
+        rule = command.small_mappings = _small_mapping_rule(command.ui)
+    if not rule:
+        return None
+    threshold, stock = rule
+    if pre_populate:
+        import os
+
+        try:
+            length = size
+            if length is None:
+                length = os.fstat(fp if isinstance(fp, int) else fp.fileno()).st_size
+        except (OSError, AttributeError, ValueError):
+            length = 0
+        if length >= threshold:
+            return None
+    return stock and pre_populate
+
+
+def _small_mapping_rule(ui):
+    """``(threshold, stock)`` of the policy ``ui`` asks for (read as
+    ``config.mmap_policy`` reads it: a wrong value is left to it, to say),
+    or False."""
+    requested = ui.config(b"fastio", b"mmap-populate").strip().lower()
+    if requested not in _STOCK_WITHOUT_HELPER + _OTHER_POLICIES:
+        return False
+    helper = ui.config(b"devel", b"fastio.mmap-helper").strip().lower()
+    threshold = max(0, ui.configbytes(b"fastio", b"mmap-populate-threshold"))
+    ui.configint(b"devel", b"fastio.mmap-thread-nice")
+    stock = requested in _STOCK_WITHOUT_HELPER and (
+        helper == b"pure" or not _helper_built()
+    )
+    return threshold, stock
+
+
+def _helper_built():
+    # whether mmappolicy finds _populate, without loading it (one that is
+    # there but fails to load counts as built here); looked for on the
+    # package's path only (where the import finds it): the finders of
+    # sys.meta_path, Mercurial's lazy ones first, take 5 times as long
+    import importlib.machinery
+    import sys
+
+    path = sys.modules[__package__].__path__
+    spec = importlib.machinery.PathFinder.find_spec(__package__ + "._populate", path)
+    return spec is not None
+
+
+def _unpopulated(orig, fp, size):
+    """``compat.map_unpopulated``: 7.2's ``pre_populate=False``, nothing on
+    6.7 (no such parameter), told from stock's function's code where it is
+    a plain function: loading compat costs more than the mapping."""
+    code = getattr(orig, "__code__", None)
+    if code is None:
+        from . import compat
+
+        return compat.map_unpopulated(orig, fp, size)
+    if "pre_populate" in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
+        return orig(fp, size, pre_populate=False)
+    return orig(fp, size)
+
+
+class RunningCommand:
+    """A command ``dispatch.runcommand`` is running: its ui, and the mmap
+    population session it began at its first mapping (``mmapwire``)."""
+
+    __slots__ = ("ui", "session", "small_mappings")
+
+    def __init__(self, ui):
+        self.ui = ui
+        self.session = None
+        # (threshold, stock): how mappings not the policy's are mapped
+        # before the session begins (False: by the session)
+        self.small_mappings = None
+
+
+# the commands running, innermost last (chg and the command server run one
+# at a time, but a command may run another through dispatch); empty when
+# no command runs
+_running = []
+
+
+def running_command():
+    return _running[-1] if _running else None
+
+
+def runcommand(orig, lui, repo, *args, **kwargs):
+    command = RunningCommand(repo.ui if repo is not None else lui)
+    _running.append(command)
+    try:
+        return orig(lui, repo, *args, **kwargs)
+    finally:
+        _running.remove(command)
+        if command.session is not None:
+            # no population job outlives its command
+            from . import mmapwire
+
+            mmapwire.end_command(command.session)
+
+
+def backgroundclosing(orig, self, ui, *args, **kwargs):
+    from . import vfsclose
+
+    return vfsclose.backgroundclosing(orig, self, ui, *args, **kwargs)

@@ -29,7 +29,7 @@ import stat
 import sys
 import threading
 
-from . import afterload, config
+from . import config, is_lazy
 
 
 class Counts:
@@ -131,7 +131,7 @@ def _is_http_response(fh):
     # http.client is loaded (not merely imported lazily) once a response
     # exists: checking costs a command that fetched nothing no import
     client = sys.modules.get("http.client")
-    if client is None or afterload.is_lazy(client):
+    if client is None or is_lazy(client):
         return False
     return isinstance(fh, client.HTTPResponse)
 

@@ -12,9 +12,8 @@ file in the calls stock makes: it loads none of them.  What those modules rely o
 at their first call (``compat.supported``), on the functions as they were
 before they were wrapped here (``wrapped``).
 
-As in ``hooks``, this module's globals hold no modules: its functions stay
-in Mercurial's modules until the process exits, and keep these globals
-alive.
+This module's globals hold no modules: its functions stay in Mercurial's
+modules until the process exits, and keep these globals alive.
 """
 
 # part -> {name: the function wrapped, as it was}: what the part's first
@@ -238,7 +237,7 @@ def rollback(orig, opener, vfsmap, file, *args, **kwargs):
 
 def wire_bundle_reads(ui):
     from mercurial import exchange, extensions
-    from . import afterload
+    from . import when_loaded
 
     extensions.wrapfunction(exchange, "readbundle", readbundle)
     if hasattr(exchange, "trypullbundlefromurl"):
@@ -253,7 +252,7 @@ def wire_bundle_reads(ui):
 
     # pull and incoming from a bundle read its uncompressed copy back: wired
     # when bundlerepo loads (hg unbundle never loads it)
-    afterload.when_loaded("mercurial.bundlerepo", wire_bundlerepo, failed)
+    when_loaded("mercurial.bundlerepo", wire_bundlerepo, failed)
 
 
 def wire_bundlerepo(bundlerepo):

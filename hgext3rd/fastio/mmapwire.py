@@ -1,19 +1,19 @@
 """The mmap population policy (``mmappolicy``) of each running command.
 
-Every ``util.mmapread`` (wrapped in ``hooks``) goes through
+Every ``util.mmapread`` (wrapped in ``__init__``) goes through
 ``mmappolicy.map_file``, which decides
 how the mapping is populated (never whether there is one: callers check
 that mmap is safe first).  Each command (``dispatch.runcommand``: one per
 process with ``hg``, many with chg and the command server) gets its own
 session at its first mapping: the policy of its configuration, and its
 population jobs, stopped and joined when the command ends.  A command that
-maps nothing the policy populates loads none of it (``hooks`` maps the
-others).
+maps nothing the policy populates loads none of it (``__init__`` maps
+the others).
 """
 
 import threading
 
-from . import config, hooks, mmappolicy
+from . import config, mmappolicy, running_command
 
 _stop_at_exit = []
 # a server's request threads map files under the command serving them
@@ -23,7 +23,7 @@ _begin_lock = threading.Lock()
 def session():
     """The population session of the running command, begun now if it has
     none yet (``mmappolicy.current()`` outside any command)."""
-    command = hooks.running_command()
+    command = running_command()
     if command is None:
         return mmappolicy.current()
     if command.session is None:

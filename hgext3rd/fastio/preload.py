@@ -9,7 +9,7 @@ has no attribute 'dirstate'``): its request fails (HTTP 500).  hgweb
 (``hg serve``, a WSGI server) serves each request in a thread of its own,
 so the first requests reaching a freshly started server race that way,
 with or without the extension.  The extension adds to it: its parts are
-wired when the module they wrap loads (``afterload``), so the first
+wired when the module they wrap loads (``when_loaded``), so the first
 request loading streamclone or changegroup would also run the wiring, and
 load the extension's own modules, which are lazy too.
 
@@ -23,7 +23,7 @@ before requests run:
 
 ``hg serve`` does it in its main thread once its server is set up, before
 it serves (``httpservice.run``); any other hgweb application (WSGI) at its
-first request, the other requests waiting for it to finish (``hooks``
+first request, the other requests waiting for it to finish (``__init__``
 wraps both, since every command loads ``mercurial.hgweb``).  A command
 that serves nothing over http loads none of it; ``hg serve --stdio`` (ssh)
 serves one request at a time in one thread, and loads as stock does.
@@ -35,7 +35,7 @@ import pkgutil
 import sys
 import threading
 
-from . import afterload
+from . import is_lazy, pending
 
 _lock = threading.Lock()
 _done = False
@@ -104,14 +104,13 @@ def load_everything():
     while True:
         # the modules the wiring waits for (wiring one may add another),
         # imported: lazy, their code runs below, the wiring with it
-        waited = [name for name in afterload.pending() if name not in tried]
+        waited = [name for name in pending() if name not in tried]
         for name in waited:
             tried.add(name)
             _load(name, loaded)
         if not _run_lazy(loaded) and not waited:
             break
-    pending = set(afterload.pending())
-    loaded.wired = len(tried - pending)
+    loaded.wired = len(tried - set(pending()))
     return loaded
 
 
@@ -123,12 +122,12 @@ def _run_lazy(loaded):
         lazy = [
             (name, module)
             for name, module in list(sys.modules.items())
-            if module is not None and afterload.is_lazy(module)
+            if module is not None and is_lazy(module)
         ]
         if not lazy:
             return count
         for name, module in lazy:
-            if not afterload.is_lazy(module):
+            if not is_lazy(module):
                 # run by the code of one before it
                 continue
             count += 1

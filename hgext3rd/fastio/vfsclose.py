@@ -88,7 +88,7 @@ _WORKING_COPY = b"working copy files"
 
 @contextlib.contextmanager
 def backgroundclosing(orig, self, ui, *args, **kwargs):
-    """``vfs.backgroundclosing``, as ``hooks`` wraps it."""
+    """``vfs.backgroundclosing``, as ``__init__`` wraps it."""
     with contextlib.ExitStack() as stack:
         if getattr(self, "_fastio_repo", (None, None, None))[2] == _WORKING_COPY:
             from . import checkout
