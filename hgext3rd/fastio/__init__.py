@@ -618,9 +618,7 @@ def reposetup(ui, repo):
             vfs._fastio_repo = (cachevfs, svfs, role)
 
 
-# -- wiring into a module once its code has run ------------------------------
-#
-# Wire into a Mercurial module once its code has run, not before.
+# -- wiring into a module once its code has run, not before -----------------
 #
 # Mercurial loads its modules lazily (``demandimport``, importlib's
 # ``LazyLoader``): ``from mercurial import changegroup`` only creates the
