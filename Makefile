@@ -112,18 +112,21 @@ bench-mmap: $(STAMP)
 	$(BIN)/python bench/mmapbench.py --dir $(MMAP_DIR) --strace
 
 # randomized reliability runs (bench/stress.py): mutated bundles of every
-# format (COUNT each), SIGKILL trials (KILLS per path), and STOCK_KILLS
-# trials per path with stock Mercurial for comparison; about 20 min on 2 cores
+# format (COUNT each), SIGKILL trials (KILLS per path), SIGINT and SIGTERM
+# trials (INTERRUPTS per path, each), and STOCK_KILLS trials of each kind
+# per path with stock Mercurial for comparison; about 15 min on 2 cores
 SEED ?= 1
 COUNT ?= 500
 KILLS ?= 30
+INTERRUPTS ?= 10
 STOCK_KILLS ?= 5
 JOBS ?= 2
 # DURABLE=auto|syncfs|fsync: every fastio apply with fastio.durable=yes
 DURABLE ?=
 stress: $(STAMP)
 	nice -n 10 $(BIN)/python bench/stress.py --seed $(SEED) --count $(COUNT) \
-	  --kills $(KILLS) --stock-kills $(STOCK_KILLS) --jobs $(JOBS) \
+	  --kills $(KILLS) --interrupts $(INTERRUPTS) --stock-kills $(STOCK_KILLS) \
+	  --jobs $(JOBS) \
 	  $(if $(DURABLE),--durable $(DURABLE))
 
 # what fastio.durable costs (bench/durablebench.py): DURABLE_FILES files on

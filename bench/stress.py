@@ -22,9 +22,16 @@ kill
     apply of the bundle (it had committed), transaction leftovers
     (``undo.*``) aside.  Empty directories left by the recovery are counted
     apart (Mercurial's rollback never removes directories).
+interrupt
+    The same apply gets SIGINT or SIGTERM at a random time (Ctrl-C, a
+    service stopped).  Pass: no traceback; an apply still running when the
+    signal came ends with ``interrupted!`` or ``killed!`` and exit 255;
+    ``hg verify`` passes; the repository is byte for byte as before (rolled
+    back) or the store holds exactly the files of a complete apply.
 
-Usage: stress.py [--seed N] [--count N] [--kills N] [--formats v1,v2,...]
-       [--jobs N] [--workdir DIR] [--stock-kills N] [--durable METHOD]
+Usage: stress.py [--seed N] [--count N] [--kills N] [--interrupts N]
+       [--formats v1,v2,...] [--jobs N] [--workdir DIR] [--stock-kills N]
+       [--durable METHOD]
 
 ``--durable`` runs every fastio apply with ``fastio.durable=yes`` (the
 method: ``auto``, ``syncfs`` or ``fsync`` per file), so that kills also
@@ -454,34 +461,47 @@ def _mutation_trial(job):
     )
 
 
-def kill_trial(job):
-    work, seed, path, i, duration, stock = job
-    rng = random.Random("%s-kill-%s-%d-%s" % (seed, path, i, stock))
+def start_apply(work, path, trial_dir, stock, output):
+    """The apply of a kill or interrupt trial started in a copy of its
+    template (slow closes): ``(repo, process)``."""
     fmt = path.split("-")[0]
     existing = path.endswith("existing")
     bundle = os.path.join(work, "big-%s.hg" % (fmt + ("-base0" if existing else "")))
     template = os.path.join(work, "tplbig-base0" if existing else "tpl-empty")
-    trial_dir = os.path.join(
-        work, "kills", "%s-%d%s" % (path, i, "-stock" if stock else "")
-    )
     if os.path.exists(trial_dir):
         shutil.rmtree(trial_dir)
     os.makedirs(trial_dir)
     repo = os.path.join(trial_dir, "repo")
     shutil.copytree(template, repo, symlinks=True)
-    before_files, __ = store_files(repo)
     env = dict(os.environ)
     env["HGRCPATH"] = os.path.join(work, "hgrc-stock" if stock else "hgrc")
     env["HGPLAIN"] = "1"
     env["LD_PRELOAD"] = os.path.join(work, "closedelay.so")
     env["FASTIO_CLOSE_DELAY_US"] = "300"
-    delay = rng.uniform(0.2, duration)
-    p = subprocess.Popen(
+    return repo, lambda: subprocess.Popen(
         [HG, "-R", repo] + apply_args(fmt, bundle),
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=output,
+        stderr=subprocess.STDOUT,
     )
+
+
+def complete_files(work, path):
+    """The store files a complete apply of the trial's bundle leaves."""
+    with open(os.path.join(work, "complete-%s.lst" % path)) as f:
+        return set(f.read().split("\n")) - {""}
+
+
+def kill_trial(job):
+    work, seed, path, i, duration, stock = job
+    rng = random.Random("%s-kill-%s-%d-%s" % (seed, path, i, stock))
+    trial_dir = os.path.join(
+        work, "kills", "%s-%d%s" % (path, i, "-stock" if stock else "")
+    )
+    repo, start = start_apply(work, path, trial_dir, stock, subprocess.DEVNULL)
+    before_files, __ = store_files(repo)
+    delay = rng.uniform(0.2, duration)
+    p = start()
     time.sleep(delay)
     killed = p.poll() is None
     if killed:
@@ -493,9 +513,7 @@ def kill_trial(job):
         return ("kill", path, killed, "BAD-recover-traceback", stock, i)
     v = hg(work, ["-R", repo, "verify", "-q"], stock=stock)
     files, __ = store_files(repo)
-    complete = set(
-        open(os.path.join(work, "complete-%s.lst" % path)).read().split("\n")
-    ) - {""}
+    complete = complete_files(work, path)
     if v.returncode:
         outcome = "BAD-verify"
     elif files == before_files:
@@ -516,6 +534,47 @@ def kill_trial(job):
     if not outcome.startswith("BAD"):
         shutil.rmtree(trial_dir, ignore_errors=True)
     return ("kill", path, killed, outcome, stock, i, dirs)
+
+
+# what Mercurial prints when it stops for each signal
+INTERRUPTED = {"INT": b"interrupted!", "TERM": b"killed!"}
+
+
+def interrupt_trial(job):
+    work, seed, path, i, duration, stock, signame = job
+    rng = random.Random("%s-%s-%s-%d-%s" % (seed, signame, path, i, stock))
+    trial_dir = os.path.join(
+        work, "interrupts", "%s-%s-%d%s" % (signame, path, i, "-stock" if stock else "")
+    )
+    repo, start = start_apply(work, path, trial_dir, stock, subprocess.PIPE)
+    before = snapshot(repo)
+    delay = rng.uniform(0.2, duration)
+    p = start()
+    time.sleep(delay)
+    signalled = p.poll() is None
+    if signalled:
+        p.send_signal(getattr(signal, "SIG" + signame))
+    out = p.communicate()[0]
+    result = ("interrupt", path, signalled, None, stock, i, signame)
+    if any(b in out for b in BAD_OUTPUT):
+        outcome = "BAD-traceback"
+    elif p.returncode and (
+        p.returncode != 255 or INTERRUPTED[signame] not in out.splitlines()
+    ):
+        outcome = "BAD-exit"
+    elif hg(work, ["-R", repo, "verify", "-q"], stock=stock).returncode:
+        outcome = "BAD-verify"
+    elif snapshot(repo) == before:
+        outcome = "rolled-back"
+    else:
+        files, __ = store_files(repo)
+        outcome = "complete" if files == complete_files(work, path) else "BAD-changed"
+    if outcome.startswith("BAD"):
+        with open(trial_dir + ".log", "wb") as f:
+            f.write(b"exit %d\n%s" % (p.returncode, out))
+    else:
+        shutil.rmtree(trial_dir, ignore_errors=True)
+    return result[:3] + (outcome,) + result[4:]
 
 
 # -- driver -------------------------------------------------------------------------
@@ -597,6 +656,12 @@ def main():
     ap.add_argument("--count", type=int, default=500, help="mutations per format")
     ap.add_argument("--kills", type=int, default=30, help="SIGKILL trials per path")
     ap.add_argument(
+        "--interrupts",
+        type=int,
+        default=10,
+        help="SIGINT and SIGTERM trials per path (each)",
+    )
+    ap.add_argument(
         "--stock-kills", type=int, default=0, help="the same with stock (not judged)"
     )
     ap.add_argument("--formats", default=",".join(FORMATS))
@@ -617,11 +682,13 @@ def main():
     os.makedirs(work, exist_ok=True)
     t0 = time.time()
     print(
-        "stress: seed %d, %d mutations per format, %d kills per path, %d jobs, in %s%s"
+        "stress: seed %d, %d mutations per format, %d kills and %d interrupts"
+        " per path, %d jobs, in %s%s"
         % (
             args.seed,
             args.count,
             args.kills,
+            args.interrupts,
             args.jobs,
             work,
             ", durable (%s)" % args.durable if args.durable else "",
@@ -631,7 +698,8 @@ def main():
     setup(work, args.durable)
     jobs = [(work, args.seed, fmt, i) for fmt in formats for i in range(args.count)]
     kill_paths = [p for p in KILL_PATHS if p.split("-")[0] in formats]
-    durations = {p: measure(work, p) for p in kill_paths} if args.kills else {}
+    timed = args.kills or args.interrupts
+    durations = {p: measure(work, p) for p in kill_paths} if timed else {}
     kills = [
         (work, args.seed, p, i, durations[p], False)
         for p in kill_paths
@@ -642,6 +710,13 @@ def main():
         for p in kill_paths
         for i in range(args.stock_kills)
     ]
+    interrupts = [
+        (work, args.seed, p, i, durations[p], stock, signame)
+        for stock, count in ((False, args.interrupts), (True, args.stock_kills))
+        for signame in ("INT", "TERM")
+        for p in kill_paths
+        for i in range(min(count, args.interrupts))
+    ]
     results = []
     if args.jobs > 1:
         import multiprocessing
@@ -651,17 +726,19 @@ def main():
                 results.append(r)
             for r in pool.imap_unordered(kill_trial, kills):
                 results.append(r)
+            for r in pool.imap_unordered(interrupt_trial, interrupts):
+                results.append(r)
     else:
         for j in jobs:
             results.append(mutation_trial(j))
         for j in kills:
             results.append(kill_trial(j))
+        for j in interrupts:
+            results.append(interrupt_trial(j))
     bad = report(results, durations)
-    if len(results) != len(jobs) + len(kills):
-        print(
-            "stress: BAD: %d results for %d trials"
-            % (len(results), len(jobs) + len(kills))
-        )
+    trials = len(jobs) + len(kills) + len(interrupts)
+    if len(results) != trials:
+        print("stress: BAD: %d results for %d trials" % (len(results), trials))
         bad += 1
     print("stress: %d s, work directory %s" % (time.time() - t0, work))
     if not bad and not args.keep and not args.workdir:
@@ -750,8 +827,7 @@ def report(results, durations):
                 rs = [r for r in kills if r[1] == p and r[4] == stock]
                 if not rs:
                     continue
-                c = Counter(r[3] for r in rs)
-                nbad = sum(v for k, v in c.items() if k.startswith("BAD"))
+                c, nbad = outcomes(rs)
                 if not stock:
                     bad += nbad
                 print(
@@ -774,7 +850,71 @@ def report(results, durations):
                     "  BAD %s %s #%d: %s"
                     % ("stock" if r[4] else "fastio", r[1], r[5], r[3])
                 )
+    bad += report_interrupts([r for r in results if r[0] == "interrupt"], durations)
     print("\nstress: %s" % ("%d BAD" % bad if bad else "all passed"))
+    return bad
+
+
+def outcomes(trials):
+    """The outcomes of kill or interrupt trials counted, and their BAD."""
+    from collections import Counter
+
+    c = Counter(r[3] for r in trials)
+    return c, sum(v for k, v in c.items() if k.startswith("BAD"))
+
+
+def report_interrupts(trials, durations):
+    """The table of the interrupt trials; the number of fastio's BAD."""
+    if not trials:
+        return 0
+    bad = 0
+    print(
+        "\nSIGINT and SIGTERM trials (signal at a random time, then hg verify,"
+        " the repository as before or complete)"
+    )
+    print(
+        "%-13s %-4s %-6s %6s %10s %11s %9s %5s  %s"
+        % (
+            "path",
+            "sig",
+            "hg",
+            "trials",
+            "signalled",
+            "rolled-back",
+            "complete",
+            "BAD",
+            "apply time",
+        )
+    )
+    for stock in (False, True):
+        for signame in ("INT", "TERM"):
+            for p in KILL_PATHS:
+                rs = [r for r in trials if (r[1], r[4], r[6]) == (p, stock, signame)]
+                if not rs:
+                    continue
+                c, nbad = outcomes(rs)
+                if not stock:
+                    bad += nbad
+                print(
+                    "%-13s %-4s %-6s %6d %10d %11d %9d %5d  %.2f s"
+                    % (
+                        p,
+                        signame,
+                        "stock" if stock else "fastio",
+                        len(rs),
+                        sum(r[2] for r in rs),
+                        c["rolled-back"],
+                        c["complete"],
+                        nbad,
+                        durations.get(p, 0),
+                    )
+                )
+    for r in sorted(trials, key=lambda r: (r[4], r[6], r[1], r[5])):
+        if r[3].startswith("BAD"):
+            print(
+                "  BAD %s %s %s #%d: %s"
+                % ("stock" if r[4] else "fastio", r[6], r[1], r[5], r[3])
+            )
     return bad
 
 

@@ -17,9 +17,10 @@ the same under a shim that gives open files Windows' locks.
   $ hg -R src bundle -q --base 0 -t none-v2 cg-base0.hg
   $ hg clone -q -U -r 0 src base
 
-(files only: stock's changegroup rollback leaves the new directories, empty)
+(files and their sizes only: stock's changegroup rollback leaves the new
+directories, empty)
 
-  $ listing() { (cd "$1" && find . ! -type d | grep -v -e '^\./\.hg/cache' -e '^\./\.hg/journal\.desc$' | sort); }
+  $ listing() { (cd "$1" && find . ! -type d -printf '%p %s\n' | grep -v -e '^\./\.hg/cache' -e '^\./\.hg/journal\.desc ' | sort); }
   $ interrupt() {
   >   # interrupt SIGNAL BUNDLE TEMPLATE: apply to a copy of TEMPLATE, signal
   >   # 0.5 s after the store is locked (SIGINT back to its default first:
@@ -67,6 +68,34 @@ the same under a shim that gives open files Windows' locks.
   killed!
   unchanged
 
+The signal as the close of a revlog's write handle starts, its buffer not
+written yet (tests/signalat.py sends it then; Python runs a handler between
+any two bytecodes, and the extension's close is Python code): the revision
+appended to an existing filelog is flushed before the rollback truncates
+the file, not after it (then the file would keep it)
+
+  $ for sig in INT TERM; do
+  >   for mode in never always; do
+  >     rm -rf dest; cp -a base dest; listing dest > before
+  >     FASTIO_SIGNAL=$sig FASTIO_SIGNAL_BEFORE_CLOSE=data/d05/f00875.i \
+  >       hg -R dest unbundle -q cg-base0.hg --config fastio.background-close=$mode \
+  >       --config extensions.sig="$TESTDIR/signalat.py" > out 2>&1
+  >     HOW="$mode: " outcome $sig cg-base0.hg $?
+  >   done
+  > done
+  never: INT cg-base0.hg: exit 255
+  interrupted!
+  unchanged
+  always: INT cg-base0.hg: exit 255
+  interrupted!
+  unchanged
+  never: TERM cg-base0.hg: exit 255
+  killed!
+  unchanged
+  always: TERM cg-base0.hg: exit 255
+  killed!
+  unchanged
+
 The same with closes pending in background, on a filesystem that refuses
 to remove or rename a file still open (Windows; modelled by
 tests/winlockshim.c, an LD_PRELOAD shim): the rollback removes every file,
@@ -96,7 +125,7 @@ in hand between its open and its hand-over to the closer
   removed once closed
 
 The signal right after a file is opened, before the writer hands its
-descriptor over (tests/signalafteropen.py sends it from os.open: Python
+descriptor over (tests/signalat.py sends it from os.open: Python
 runs the handler as the open returns), then from outside as above.  New
 files are opened on the applying thread when it writes them itself
 (fastio.background-close=never); in the background the file writer's
@@ -108,7 +137,7 @@ threads make them
   >   LD_PRELOAD="$TESTTMP/delay.so $PRELOAD" FASTIO_CLOSE_DELAY_US=2000 \
   >   FASTIO_SIGNAL=$1 FASTIO_SIGNAL_AFTER_OPEN=data/d05/f00305.i \
   >     hg -R dest unbundle -q $2 $opts \
-  >     --config extensions.sig="$TESTDIR/signalafteropen.py" > out 2>&1
+  >     --config extensions.sig="$TESTDIR/signalat.py" > out 2>&1
   >   outcome $1 $2 $?
   > }
 (two closing threads, not more: the apply must last past the signal)

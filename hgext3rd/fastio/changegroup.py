@@ -109,12 +109,15 @@ def engaged(operation, run, unpacker, repo, tr):
             finally:
                 # no more deferred closes: later opens are stock's
                 _active = None
-                opener.detach(complete)
-                if stop_ahead is not None:
-                    # (before bundle2 reads the part again)
-                    stop_ahead()
-                if read_ahead:
-                    compat.set_changegroup_source(unpacker, stream)
+                try:
+                    # (closes what is still open: a failing flush raises)
+                    opener.detach(complete)
+                finally:
+                    if stop_ahead is not None:
+                        # (before bundle2 reads the part again)
+                        stop_ahead()
+                    if read_ahead:
+                        compat.set_changegroup_source(unpacker, stream)
             # a close that failed fails the application (and so the
             # transaction), like a write that failed
             file_writer.finish()

@@ -22,7 +22,10 @@ duration of one changegroup application:
   the content is complete and a write error surfaces where stock raises it;
   only the descriptor's close is deferred;
 - never lets a file be opened, renamed or removed while a deferred close of
-  it may be pending: such a call first waits for pending closes.
+  it may be pending: such a call first waits for pending closes;
+- closes every write handle still open when the application ends, before
+  the transaction closes or rolls back (a signal may leave one open: see
+  ``RevlogOpener._close_write_handles``).
 
 Everything else goes to Mercurial's own ``vfs.__call__``: reads, atomic temp
 files, files whose stat ambiguity is checked at close (changelog, manifest),
@@ -133,13 +136,13 @@ class _NewFile:
         fh = self._fh
         if fh.closed:
             return
-        self._opener._in_memory.discard(self)
         if self._spilled:
             fh.close()
-            return
-        content = fh.getvalue()
-        fh.close()
-        self._opener._hand_off_new(self._key, self.name, content)
+        else:
+            self._opener._hand_off_new(self._key, self.name, fh.getvalue())
+            fh.close()
+        # (last: a signal raised before leaves it to the opener's detach)
+        self._opener._in_memory.discard(self)
 
     def discard(self):
         """Forget it, unwritten (its operation failed)."""
@@ -260,6 +263,12 @@ class RevlogOpener:
         self._dirs_known = set()
         # new files kept in memory and not closed yet
         self._in_memory = weakref.WeakSet()
+        # detached after the operation failed: a handle closed later (one a
+        # signal left open) makes no file, the transaction is rolled back
+        self._failed = False
+        # the buffered write handles given out (closed at the end: see
+        # detach)
+        self._write_handles = weakref.WeakSet()
         self._dir_mode = -1 if vfs.createmode is None else vfs.createmode
 
     # -- opening ------------------------------------------------------------
@@ -313,12 +322,13 @@ class RevlogOpener:
                 self._absent.add(path)
             raise
         self._count_file(path)
-        if (
-            not kwargs.get("checkambig")
-            and not kwargs.get("atomictemp")
-            and not kwargs.get("backgroundclose")
-        ):
-            return _HandOffProxy(fh, self._hand_off, path)
+        if kwargs.get("atomictemp") or kwargs.get("backgroundclose"):
+            # closed by their own rules (renamed into place, or by the
+            # closer of their block)
+            return fh
+        if not kwargs.get("checkambig"):
+            fh = _HandOffProxy(fh, self._hand_off, path)
+        self._write_handles.add(fh)
         return fh
 
     def _journal_first(self, path):
@@ -442,6 +452,7 @@ class RevlogOpener:
                 raw.close()
             os.close(fd)
             raise
+        self._write_handles.add(fh)
         return fh
 
     def _new_in_memory(self, path, f):
@@ -515,6 +526,8 @@ class RevlogOpener:
         mode = -1 if self._file_mode is None else self._file_mode
         new = (f, content, mode, key, os.path.dirname(f))
         if writer is None:
+            if self._failed:
+                return
             # closed after the operation ended
             with filewriter.FileWriter(mode=filewriter.MODE_NEVER) as inline:
                 inline.write_new([], [new])
@@ -563,16 +576,46 @@ class RevlogOpener:
         """The operation is over: files kept in memory that the revlogs
         left open (a revlog that splits drops its data file's handle) go to
         the file writer now, before it finishes, or nowhere when the
-        operation failed (the transaction aborts); close whatever comes
-        later at once."""
-        for fh in list(self._in_memory):
-            if complete:
+        operation failed (the transaction aborts); the write handles still
+        open are closed (see :meth:`_close_write_handles`); close whatever
+        comes later at once."""
+        self._failed = not complete
+        try:
+            for fh in list(self._in_memory):
+                if complete:
+                    fh.close()
+                else:
+                    fh.discard()
+            self._in_memory.clear()
+            self._close_write_handles(complete)
+        finally:
+            self._file_writer = None
+            self._pending.clear()
+
+    def _close_write_handles(self, complete):
+        """Close the buffered write handles still open, before the
+        transaction closes or rolls back.
+
+        A handle's ``close`` is Python code: a signal handler that raises
+        as it starts (Python runs handlers between any two bytecodes)
+        leaves the handle open, its buffer unwritten, in a frame of the
+        traceback.  Freed after the rollback truncated the file, it would
+        flush the buffer there and put back what the rollback took away.
+        (Stock's plain handles close in C, where no handler runs; its
+        ambiguity-checking wrapper, the manifest's, is Python too.)  Flushed
+        now, the data lands before the truncation.  On failure, errors are
+        dropped (the transaction aborts anyway); on success, they fail the
+        operation, as a failing close does in the revlog."""
+        failure = None
+        for fh in list(self._write_handles):
+            try:
                 fh.close()
-            else:
-                fh.discard()
-        self._in_memory.clear()
-        self._file_writer = None
-        self._pending.clear()
+            except BaseException as exc:
+                if failure is None:
+                    failure = exc
+        self._write_handles.clear()
+        if failure is not None and (complete or not isinstance(failure, Exception)):
+            raise failure
 
     def in_missing_tree(self, path):
         """True if ``path`` (of the store vfs above) is known not to exist
