@@ -96,6 +96,28 @@ the file, not after it (then the file would keep it)
   killed!
   unchanged
 
+A source that stops sending in the middle of a large file (a hung server;
+here a pipe that stays open): one signal is enough.  A file larger than
+1 MB is written as it comes, the descriptor in hand; signals are held only
+from its open to the point where an interrupt closes it
+
+  $ hg init big
+  $ "$PYTHON" -c 'import os; open("big/large", "wb").write(os.urandom(3 << 20))'
+  $ hg -R big commit -qAm large
+  $ hg -R big bundle -q -a -t "none-v2;stream=v2" big-v2.hg
+  $ for sig in INT TERM; do
+  >   rm -rf dest; hg init dest; listing dest > before
+  >   "$PYTHON" "$TESTDIR/stalled.py" big-v2.hg $sig -R dest unbundle -q | grep -v -e '^transaction abort!$' -e '^rollback completed$'
+  >   listing dest > after
+  >   cmp -s before after && echo unchanged || diff before after | head -5
+  > done
+  exit 255 within 5 s of one SIGINT
+  interrupted!
+  unchanged
+  exit 255 within 5 s of one SIGTERM
+  killed!
+  unchanged
+
 The same with closes pending in background, on a filesystem that refuses
 to remove or rename a file still open (Windows; modelled by
 tests/winlockshim.c, an LD_PRELOAD shim): the rollback removes every file,

@@ -9,7 +9,10 @@ renamed, so the rollback would fail.  Writers mark that window with
 ``hold.depth -= 1`` then ``hold.deliver()`` if ``hold.pending``): a file
 writer wraps the Python handlers of SIGINT, SIGTERM, SIGHUP and SIGBREAK so
 that a signal arriving in the window is raised once the descriptor is
-handed over.  A second signal in the window is raised at once.
+handed over.  A second signal in the window is raised at once.  A window
+never spans a wait for the source (a large file is copied as it comes with
+the window closed, its descriptor closed by the interrupt): a stalled
+server is interrupted by one Ctrl-C or SIGTERM.
 """
 
 import signal

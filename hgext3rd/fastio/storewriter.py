@@ -258,7 +258,16 @@ class StoreWriter:
                 mode = place.target.file_mode
                 if mode >= 0:
                     os.fchmod(fd, mode)
-                copy(_writer(fd), size)
+                # not held while the copy waits for the source (a stalled
+                # server): a signal raises as it comes, the descriptor is
+                # closed below
+                hold.depth -= 1
+                try:
+                    if hold.pending:
+                        hold.deliver()
+                    copy(_writer(fd), size)
+                finally:
+                    hold.depth += 1
             except OSError as exc:
                 os.close(fd)
                 raise write_error(place.name, exc)
