@@ -3,12 +3,12 @@
 ``hg status`` and ``hg log`` run in a fresh interpreter, with and without
 the extension, under Mercurial's demandimport as ``hg`` runs them; the
 modules whose code ran (lazy modules left untouched do not count) are
-compared.  With the extension, only its own entry modules may be added
-(its package, with the tables Mercurial reads at load, the loader hook and
-the wrappers of modules every command loads); the modules that the wiring
-wraps, and what they import, must not be, nor ``mercurial.__version__``
-(Mercurial's check of ``minimumhgversion``, asked for on older releases
-only).
+compared.  With the extension, only its package may be added (one
+module: the tables Mercurial reads at load, the loader hook and the
+wrappers of modules every command loads) and Python's ``atexit``; the
+modules that the wiring wraps, and what they import, must not be, nor
+``mercurial.__version__`` (Mercurial's check of ``minimumhgversion``,
+asked for on older releases only).
 """
 
 import os
