@@ -25,7 +25,9 @@ kill
 interrupt
     The same apply gets SIGINT or SIGTERM at a random time (Ctrl-C, a
     service stopped).  Pass: no traceback; an apply still running when the
-    signal came ends with ``interrupted!`` or ``killed!`` and exit 255;
+    signal came ends with ``interrupted!`` or ``killed!`` and exit 255, or
+    is ended by the signal itself outside any transaction (it came before
+    Mercurial set its handlers, or after Python's exit took them away);
     ``hg verify`` passes; the repository is byte for byte as before (rolled
     back) or the store holds exactly the files of a complete apply.
 
@@ -555,11 +557,19 @@ def interrupt_trial(job):
     if signalled:
         p.send_signal(getattr(signal, "SIG" + signame))
     out = p.communicate()[0]
-    result = ("interrupt", path, signalled, None, stock, i, signame)
+    # ended by the signal's default action: it came before Mercurial set
+    # its handlers, or after Python took them away at exit; then no
+    # transaction may be left open
+    died = p.returncode == -getattr(signal, "SIG" + signame)
+    result = ("interrupt", path, signalled, None, stock, i, signame, died)
     if any(b in out for b in BAD_OUTPUT):
         outcome = "BAD-traceback"
-    elif p.returncode and (
-        p.returncode != 255 or INTERRUPTED[signame] not in out.splitlines()
+    elif died and os.path.exists(os.path.join(repo, ".hg", "store", "journal")):
+        outcome = "BAD-died-in-transaction"
+    elif (
+        p.returncode
+        and not died
+        and (p.returncode != 255 or INTERRUPTED[signame] not in out.splitlines())
     ):
         outcome = "BAD-exit"
     elif hg(work, ["-R", repo, "verify", "-q"], stock=stock).returncode:
@@ -870,10 +880,11 @@ def report_interrupts(trials, durations):
     bad = 0
     print(
         "\nSIGINT and SIGTERM trials (signal at a random time, then hg verify,"
-        " the repository as before or complete)"
+        " the repository as before or complete; died: ended by the signal"
+        " itself, before Mercurial's handlers or after Python's exit took them)"
     )
     print(
-        "%-13s %-4s %-6s %6s %10s %11s %9s %5s  %s"
+        "%-13s %-4s %-6s %6s %10s %11s %9s %5s %5s  %s"
         % (
             "path",
             "sig",
@@ -882,6 +893,7 @@ def report_interrupts(trials, durations):
             "signalled",
             "rolled-back",
             "complete",
+            "died",
             "BAD",
             "apply time",
         )
@@ -896,7 +908,7 @@ def report_interrupts(trials, durations):
                 if not stock:
                     bad += nbad
                 print(
-                    "%-13s %-4s %-6s %6d %10d %11d %9d %5d  %.2f s"
+                    "%-13s %-4s %-6s %6d %10d %11d %9d %5d %5d  %.2f s"
                     % (
                         p,
                         signame,
@@ -905,6 +917,7 @@ def report_interrupts(trials, durations):
                         sum(r[2] for r in rs),
                         c["rolled-back"],
                         c["complete"],
+                        sum(r[7] for r in rs),
                         nbad,
                         durations.get(p, 0),
                     )

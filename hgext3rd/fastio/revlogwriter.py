@@ -608,6 +608,9 @@ class RevlogOpener:
         operation, as a failing close does in the revlog."""
         failure = None
         for fh in list(self._write_handles):
+            if fh.closed:
+                # (stock's wrapper would check the ambiguity again)
+                continue
             try:
                 fh.close()
             except BaseException as exc:
