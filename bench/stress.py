@@ -26,8 +26,9 @@ interrupt
     The same apply gets SIGINT or SIGTERM at a random time (Ctrl-C, a
     service stopped).  Pass: no traceback; an apply still running when the
     signal came ends with ``interrupted!`` or ``killed!`` and exit 255, or
-    is ended by the signal itself outside any transaction (it came before
-    Mercurial set its handlers, or after Python's exit took them away);
+    is ended by the signal itself outside any transaction (it came after
+    Python's exit took Mercurial's handlers away); the signal comes once the
+    store is locked (before, it would test Mercurial's start-up);
     ``hg verify`` passes; the repository is byte for byte as before (rolled
     back) or the store holds exactly the files of a complete apply.
 
@@ -550,16 +551,21 @@ def interrupt_trial(job):
     )
     repo, start = start_apply(work, path, trial_dir, stock, subprocess.PIPE)
     before = snapshot(repo)
-    delay = rng.uniform(0.2, duration)
+    delay = rng.uniform(0, duration)
     p = start()
+    # (from the lock on: a signal during Mercurial's start-up, before it
+    # sets its handlers, tests Python's imports, not the apply)
+    lock = os.path.join(repo, ".hg", "store", "lock")
+    deadline = time.time() + 30
+    while not os.path.lexists(lock) and p.poll() is None and time.time() < deadline:
+        time.sleep(0.005)
     time.sleep(delay)
     signalled = p.poll() is None
     if signalled:
         p.send_signal(getattr(signal, "SIG" + signame))
     out = p.communicate()[0]
-    # ended by the signal's default action: it came before Mercurial set
-    # its handlers, or after Python took them away at exit; then no
-    # transaction may be left open
+    # ended by the signal's default action: it came after Python took
+    # Mercurial's handlers away at exit; then no transaction may be open
     died = p.returncode == -getattr(signal, "SIG" + signame)
     result = ("interrupt", path, signalled, None, stock, i, signame, died)
     if any(b in out for b in BAD_OUTPUT):
@@ -881,7 +887,7 @@ def report_interrupts(trials, durations):
     print(
         "\nSIGINT and SIGTERM trials (signal at a random time, then hg verify,"
         " the repository as before or complete; died: ended by the signal"
-        " itself, before Mercurial's handlers or after Python's exit took them)"
+        " itself, after Python's exit took Mercurial's handlers away)"
     )
     print(
         "%-13s %-4s %-6s %6s %10s %11s %9s %5s %5s  %s"
