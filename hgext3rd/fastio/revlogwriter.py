@@ -100,6 +100,32 @@ class _HandOffFile(io.BufferedRandom):
                 hold.deliver()
 
 
+class _Followed:
+    """Objects followed by weak references without callbacks: a callback
+    (or a ``__del__``) is Python code run wherever the object happens to be
+    freed, and a signal handled there would be lost (Python ignores what a
+    finalizer raises)."""
+
+    __slots__ = ("_refs", "_prune_at")
+
+    def __init__(self):
+        self._refs = []
+        self._prune_at = 1024
+
+    def add(self, obj):
+        refs = self._refs
+        refs.append(weakref.ref(obj))
+        if len(refs) >= self._prune_at:
+            refs[:] = [ref for ref in refs if ref() is not None]
+            self._prune_at = max(1024, 2 * len(refs))
+
+    def alive(self):
+        return [obj for obj in (ref() for ref in self._refs) if obj is not None]
+
+    def clear(self):
+        self._refs = []
+
+
 class _NewFile:
     """A revlog file this apply creates, kept in memory while the revlog
     writes (and reads back) it, then given whole to the file writer, which
@@ -139,10 +165,10 @@ class _NewFile:
         if self._spilled:
             fh.close()
         else:
+            # (a signal raised before the BytesIO is closed leaves it to the
+            # opener's detach)
             self._opener._hand_off_new(self._key, self.name, fh.getvalue())
             fh.close()
-        # (last: a signal raised before leaves it to the opener's detach)
-        self._opener._in_memory.discard(self)
 
     def discard(self):
         """Forget it, unwritten (its operation failed)."""
@@ -150,12 +176,17 @@ class _NewFile:
             self._fh.close()
 
     def __del__(self):
-        # a handle dropped without a close (as a real file would be,
-        # closed by its finalizer)
+        # a handle dropped without a close (a revlog that splits drops its
+        # new data file's), closed as a real file is by its finalizer; a
+        # signal meanwhile waits (Python ignores what a finalizer raises)
+        hold = _hold
+        hold.depth += 1
         try:
             self.close()
         except Exception:
             pass
+        finally:
+            hold.depth -= 1
 
     def tell(self):
         return self._fh.tell()
@@ -182,6 +213,10 @@ class _NewFile:
     def __getattr__(self, name):
         # read, seek, tell, flush, truncate, ...: the file's as it is now
         return getattr(self._fh, name)
+
+
+# (a signal handled as it starts waits, see signals)
+_hold.finalizers.add(_NewFile.__del__.__code__)
 
 
 class _HandOffProxy(vfsmod.closewrapbase):
@@ -261,14 +296,11 @@ class RevlogOpener:
         self._new_paths = new_paths
         # directories known to exist (or to be the file writer's to make)
         self._dirs_known = set()
-        # new files kept in memory and not closed yet
-        self._in_memory = weakref.WeakSet()
-        # detached after the operation failed: a handle closed later (one a
-        # signal left open) makes no file, the transaction is rolled back
-        self._failed = False
-        # the buffered write handles given out (closed at the end: see
-        # detach)
-        self._write_handles = weakref.WeakSet()
+        # new files kept in memory (those not closed yet matter)
+        self._in_memory = _Followed()
+        # the buffered write handles given out (those still open are
+        # closed at the end: see detach)
+        self._write_handles = _Followed()
         self._dir_mode = -1 if vfs.createmode is None else vfs.createmode
 
     # -- opening ------------------------------------------------------------
@@ -526,8 +558,6 @@ class RevlogOpener:
         mode = -1 if self._file_mode is None else self._file_mode
         new = (f, content, mode, key, os.path.dirname(f))
         if writer is None:
-            if self._failed:
-                return
             # closed after the operation ended
             with filewriter.FileWriter(mode=filewriter.MODE_NEVER) as inline:
                 inline.write_new([], [new])
@@ -579,9 +609,8 @@ class RevlogOpener:
         operation failed (the transaction aborts); the write handles still
         open are closed (see :meth:`_close_write_handles`); close whatever
         comes later at once."""
-        self._failed = not complete
         try:
-            for fh in list(self._in_memory):
+            for fh in self._in_memory.alive():
                 if complete:
                     fh.close()
                 else:
@@ -607,7 +636,7 @@ class RevlogOpener:
         dropped (the transaction aborts anyway); on success, they fail the
         operation, as a failing close does in the revlog."""
         failure = None
-        for fh in list(self._write_handles):
+        for fh in self._write_handles.alive():
             if fh.closed:
                 # (stock's wrapper would check the ambiguity again)
                 continue

@@ -13,6 +13,14 @@ handed over.  A second signal in the window is raised at once.  A window
 never spans a wait for the source (a large file is copied as it comes with
 the window closed, its descriptor closed by the interrupt): a stalled
 server is interrupted by one Ctrl-C or SIGTERM.
+
+Python ignores an exception raised in a finalizer (``__del__``, a weak
+reference's callback), and a handler runs in whatever code is executing:
+a signal handled there would be lost, the command going on.  The
+extension's per-file objects have no weak reference callbacks, and its one
+finalizer (of a new revlog file kept in memory, which a revlog may drop
+unclosed) is a window, registered in :data:`hold.finalizers` so that a
+signal handled as it starts is kept too.
 """
 
 import signal
@@ -38,10 +46,19 @@ class _Hold:
     def __init__(self):
         self.depth = 0
         self.pending = []
+        # the code of the extension's finalizers (``__del__``): a handler
+        # raising there would be ignored by Python, the signal lost
+        self.finalizers = set()
         self._saved = {}  # signum -> the handler we wrapped
         self._users = 0  # file writers that installed the wrapper
 
     def _handler(self, signum, frame):
+        if frame is not None and frame.f_code in self.finalizers:
+            # as a finalizer starts: kept for the next window's end (or
+            # the uninstall), not raised where it would be ignored
+            if not self.pending:
+                self.pending.append((signum, frame))
+            return
         if self.depth and not self.pending:
             self.pending.append((signum, frame))
             return
