@@ -51,6 +51,7 @@ usage: bench.py [--quick] [--plan NAME,...] [--runs-scale X] [--demo]
 """
 
 import argparse
+import filecmp
 import os
 import random
 import shutil
@@ -335,6 +336,43 @@ def ratio_interval(stock, fastio, level=LEVEL / 100):
     return ratios[cut], ratios[-1 - cut]
 
 
+def installed_by_name(env):
+    """Whether ``hgext3rd.fastio`` is this checkout's extension for the
+    bench's interpreter (``pip install -e .``, as the Makefile installs it;
+    or a copy of the same files)."""
+    probe = (
+        "import importlib.util as u; s = u.find_spec('hgext3rd.fastio'); "
+        "print(s.submodule_search_locations[0] if s else '')"
+    )
+    got = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True
+    ).stdout.strip()
+    if not got:
+        return False
+    if os.path.realpath(got) == os.path.realpath(EXT):
+        return True
+    return all(
+        filecmp.cmp(os.path.join(got, name), os.path.join(EXT, name), shallow=False)
+        for name in os.listdir(EXT)
+        if name.endswith(".py")
+    )
+
+
+def print_overhead(label, stock, fastio):
+    out = []
+    for which in (0, 1):
+        a = [x[which] for x in stock]
+        b = [x[which] for x in fastio]
+        extra = statistics.median(y - x for x, y in zip(a, b)) * 1000
+        out.append((statistics.median(a), statistics.median(b), extra))
+    (sa, fa, ea), (sc, fc, ec) = out
+    low, high = ratio_interval([x[0] for x in stock], [x[0] for x in fastio])
+    print(
+        "%-26s %9.3fs %9.3fs %7.3f %7.3f-%-7.3f %12.1f %10.3f %8.1fms"
+        % (label, sa, fa, fa / sa, low, high, ea, fc / sc, ec)
+    )
+
+
 def measure_overhead(workdir, env, pairs):
     """Stock vs fastio on ``hg status``, ``hg log -r tip`` and the
     unbundle and pull of one changeset into a 100-file repository."""
@@ -370,16 +408,27 @@ def measure_overhead(workdir, env, pairs):
     # line would add Mercurial's own cost of a command-line setting
     # (ui.setconfig and fixconfig, ~0.25M instructions) to the extension's;
     # and stock reads an hgrc too, or the fastio runs would pay for
-    # Mercurial's config parser (~2.5M)
+    # Mercurial's config parser (~2.5M).  By path (``fastio = PATH``), and
+    # by name (``fastio =``, as installed with pip) when this interpreter
+    # imports ``hgext3rd.fastio`` from this checkout: Mercurial then looks
+    # for ``hgext.fastio`` first and imports its ``hgext`` and ``hgext3rd``
+    # packages, a cost of loading any extension by name, not of this one's
+    variants = [
+        ("stock", "stock", ""),
+        ("fastio", "fastio", EXT),
+    ]
+    if installed_by_name(env):
+        variants.append(("fastio by name", "fastio-name", ""))
     envs = {}
-    for variant, text in (
-        ("stock", "[ui]\nusername = bench\n"),
-        ("fastio", "[ui]\nusername = bench\n[extensions]\nfastio = %s\n" % EXT),
-    ):
-        hgrc = os.path.join(workdir, "overhead-%s.hgrc" % variant)
+    for variant, tag, path in variants:
+        text = "[ui]\nusername = bench\n"
+        if variant != "stock":
+            text += "[extensions]\nfastio = %s\n" % path
+        hgrc = os.path.join(workdir, "overhead-%s.hgrc" % tag)
         with open(hgrc, "w") as f:
-            f.write(text)
+            f.write(text.replace(" \n", "\n"))
         envs[variant] = dict(env, HGRCPATH=hgrc)
+    names = [variant for variant, _, _ in variants]
 
     def fresh_dest(writes):
         if writes:
@@ -388,12 +437,12 @@ def measure_overhead(workdir, env, pairs):
 
     rows = []
     for label, cmd, writes in commands:
-        samples = {"stock": [], "fastio": []}
+        samples = {name: [] for name in names}
         for pair in range(pairs):
-            # each variant first in half the pairs: whatever the first run
-            # of a pair pays or leaves behind falls on both alike
-            order = ("stock", "fastio") if pair % 2 == 0 else ("fastio", "stock")
-            for variant in order:
+            # each variant first in as many rounds as the others: whatever
+            # the first run of a round pays or leaves behind falls on all
+            first = pair % len(names)
+            for variant in names[first:] + names[:first]:
                 fresh_dest(writes)
                 samples[variant].append(cpu_time(cmd, envs[variant]))
         rows.append((label, samples))
@@ -401,14 +450,14 @@ def measure_overhead(workdir, env, pairs):
     if instructions.available():
         for label, cmd, writes in commands:
             got = []
-            for variant in ("stock", "fastio"):
+            for variant in names:
                 fresh_dest(writes)
                 # (the interpreter itself: valgrind does not follow the
                 # script's #! line)
                 got.append(instructions.count([sys.executable] + cmd, envs[variant]))
             counted.append((label,) + tuple(got))
     print(
-        "== the extension where it does little: %d alternating pairs, "
+        "== the extension where it does little: %d alternating rounds, "
         "medians ==" % pairs
     )
     print(
@@ -425,24 +474,23 @@ def measure_overhead(workdir, env, pairs):
         )
     )
     for label, samples in rows:
-        out = []
-        for which in (0, 1):
-            a = [x[which] for x in samples["stock"]]
-            b = [x[which] for x in samples["fastio"]]
-            extra = statistics.median(y - x for x, y in zip(a, b)) * 1000
-            out.append((statistics.median(a), statistics.median(b), extra))
-        (sa, fa, ea), (sc, fc, ec) = out
-        low, high = ratio_interval(
-            [x[0] for x in samples["stock"]], [x[0] for x in samples["fastio"]]
-        )
-        print(
-            "%-26s %9.3fs %9.3fs %7.3f %7.3f-%-7.3f %12.1f %10.3f %8.1fms"
-            % (label, sa, fa, fa / sa, low, high, ea, fc / sc, ec)
-        )
+        for variant in names[1:]:
+            print_overhead(
+                label if variant == "fastio" else "  " + variant,
+                samples["stock"],
+                samples[variant],
+            )
+        if "fastio by name" in samples:
+            lookup = statistics.median(
+                y[0] - x[0]
+                for x, y in zip(samples["fastio"], samples["fastio by name"])
+            )
+            print("%-26s %58.1f" % ("  by name - by path", lookup * 1000))
     print(
         "(ratio's %d%%: where the ratio of the medians falls in %d%% of "
-        "%d resamplings of the pairs: how far this run's noise moves it)"
-        % (LEVEL, LEVEL, RESAMPLES)
+        "%d resamplings of the rounds: how far this run's noise moves it; "
+        "by name - by path: the median of the rounds' differences, "
+        "Mercurial's lookup of an extension by name)" % (LEVEL, LEVEL, RESAMPLES)
     )
     print()
     if counted:

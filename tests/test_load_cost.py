@@ -66,12 +66,12 @@ HEAVY = {
 }
 
 
-def loaded_modules(repo, args, extension):
+def loaded_modules(repo, args, extension, by_name=False):
     env = dict(os.environ, HGRCPATH="", HGPLAIN="1", HGUSER="test")
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     cmd = [sys.executable, "-c", LOADED] + args
     if extension:
-        cmd += ["--config", "extensions.fastio=%s" % EXT]
+        cmd += ["--config", "extensions.fastio=%s" % ("" if by_name else EXT)]
     out = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     return set(out.stderr.split())
@@ -103,6 +103,36 @@ def test_nothing_heavy_loaded(repo, args):
         allowed = ALLOWED | {"hgext_fastio.metadata"}
     assert added <= allowed, sorted(added - allowed)
     assert not (fastio & HEAVY) - stock
+
+
+# what Mercurial itself imports to find an extension enabled by name
+# (``fastio =``): it looks for ``hgext.fastio`` first, in its ``hgext``
+# package, then in ``hgext3rd``; both packages' ``__init__`` extend their
+# path with ``pkgutil``
+NAME_LOOKUP = {"hgext", "hgext3rd", "pkgutil"}
+
+
+def installed_here():
+    """Whether ``hgext3rd.fastio`` is this checkout's (``make test``
+    installs it with ``pip install -e .``)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("hgext3rd.fastio")
+    locations = spec and spec.submodule_search_locations
+    return bool(locations) and os.path.realpath(locations[0]) == os.path.realpath(EXT)
+
+
+@pytest.mark.skipif(not installed_here(), reason="hgext3rd.fastio not installed")
+@pytest.mark.parametrize("args", [["status"], ["log", "-r", "tip"]])
+def test_nothing_heavy_loaded_by_name(repo, args):
+    # enabled as users enable it once installed: the same modules as by
+    # path, under the package's own name, and Mercurial's lookup
+    stock = loaded_modules(repo, args, extension=False)
+    fastio = loaded_modules(repo, args, extension=True, by_name=True)
+    assert "hgext3rd.fastio" in fastio  # the extension was on
+    added = fastio - stock
+    allowed = {"hgext3rd.fastio", "atexit"} | NAME_LOOKUP
+    assert added <= allowed, sorted(added - allowed)
 
 
 # the extension's changegroup apply machinery: a small changegroup is
