@@ -111,3 +111,37 @@ def test_a_signal_as_a_finalizer_starts_waits():
     finally:
         del hold.pending[:]
         hold.uninstall()
+
+
+def test_a_signal_as_a_dropped_handle_closes_waits(store, monkeypatch):
+    # a revlog that splits drops a write handle unclosed: its finalizer
+    # closes it (flushed, handed over), and a signal handled as that close
+    # starts is kept, not raised where Python would ignore it
+    hold = signals.hold
+    assert hold.install()
+    opener, writer = opener_for(store, filewriter.MODE_NEVER)
+    close = revlogwriter._HandOffFile.close
+
+    def signalled_close(fh):
+        signal.raise_signal(signal.SIGINT)
+        return close(fh)
+
+    try:
+        store.write(b"data/f.i", b"old")
+        fh = opener.open(vfsmod.vfs.__call__, b"data/f.i", b"r+b", {})
+        assert isinstance(fh, revlogwriter._HandOffFile)
+        fh.seek(0, os.SEEK_END)
+        fh.write(b"new")
+        monkeypatch.setattr(revlogwriter._HandOffFile, "close", signalled_close)
+        del fh
+        gc.collect()
+        monkeypatch.undo()
+        assert hold.is_pending()
+        with pytest.raises(KeyboardInterrupt):
+            hold.deliver()
+        opener.detach()
+        writer.finish()
+        assert store.read(b"data/f.i") == b"oldnew"
+    finally:
+        del hold.pending[:]
+        hold.uninstall()

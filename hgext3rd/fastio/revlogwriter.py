@@ -99,6 +99,21 @@ class _HandOffFile(io.BufferedRandom):
             if hold.pending:
                 hold.deliver()
 
+    def __del__(self):
+        # one dropped without a close (a revlog that splits drops its new
+        # index's) is closed here, as io's own finalizer would; a signal
+        # meanwhile waits (Python ignores what a finalizer raises)
+        if self.closed:
+            return
+        hold = _hold
+        hold.depth += 1
+        try:
+            self.close()
+        except Exception:
+            pass
+        finally:
+            hold.depth -= 1
+
 
 class _Followed:
     """Objects followed by weak references without callbacks: a callback
@@ -215,7 +230,8 @@ class _NewFile:
         return getattr(self._fh, name)
 
 
-# (a signal handled as it starts waits, see signals)
+# (a signal handled as they start waits, see signals)
+_hold.finalizers.add(_HandOffFile.__del__.__code__)
 _hold.finalizers.add(_NewFile.__del__.__code__)
 
 

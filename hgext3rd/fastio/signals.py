@@ -17,10 +17,11 @@ server is interrupted by one Ctrl-C or SIGTERM.
 Python ignores an exception raised in a finalizer (``__del__``, a weak
 reference's callback), and a handler runs in whatever code is executing:
 a signal handled there would be lost, the command going on.  The
-extension's per-file objects have no weak reference callbacks, and its one
-finalizer (of a new revlog file kept in memory, which a revlog may drop
-unclosed) is a window, registered in :data:`hold.finalizers` so that a
-signal handled as it starts is kept too.
+extension's per-file objects have no weak reference callbacks, and its
+finalizers (of a revlog's write handle, and of a new revlog file kept in
+memory, which a revlog may drop unclosed) are windows, registered in
+:data:`hold.finalizers` so that a signal handled as one starts is kept
+too.
 """
 
 import signal
