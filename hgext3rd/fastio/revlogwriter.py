@@ -76,6 +76,27 @@ _NEUTRAL_KWARGS = {
 }
 
 
+def _finalize(self):
+    """``__del__`` of the write handles: one a revlog drops without a close
+    (a revlog that splits drops its new index's or data file's) is closed
+    here, as io's own finalizer closes a real file; a signal handled
+    meanwhile waits (Python ignores what a finalizer raises)."""
+    if self.closed:
+        return
+    hold = _hold
+    hold.depth += 1
+    try:
+        self.close()
+    except Exception:
+        pass
+    finally:
+        hold.depth -= 1
+
+
+# (a signal handled as it starts waits too, see signals)
+_hold.finalizers.add(_finalize.__code__)
+
+
 class _HandOffFile(io.BufferedRandom):
     """A buffered file whose ``close`` flushes, then gives the descriptor
     away instead of closing it."""
@@ -99,20 +120,7 @@ class _HandOffFile(io.BufferedRandom):
             if hold.pending:
                 hold.deliver()
 
-    def __del__(self):
-        # one dropped without a close (a revlog that splits drops its new
-        # index's) is closed here, as io's own finalizer would; a signal
-        # meanwhile waits (Python ignores what a finalizer raises)
-        if self.closed:
-            return
-        hold = _hold
-        hold.depth += 1
-        try:
-            self.close()
-        except Exception:
-            pass
-        finally:
-            hold.depth -= 1
+    __del__ = _finalize
 
 
 class _Followed:
@@ -190,18 +198,7 @@ class _NewFile:
         if not self._spilled:
             self._fh.close()
 
-    def __del__(self):
-        # a handle dropped without a close (a revlog that splits drops its
-        # new data file's), closed as a real file is by its finalizer; a
-        # signal meanwhile waits (Python ignores what a finalizer raises)
-        hold = _hold
-        hold.depth += 1
-        try:
-            self.close()
-        except Exception:
-            pass
-        finally:
-            hold.depth -= 1
+    __del__ = _finalize
 
     def tell(self):
         return self._fh.tell()
@@ -228,11 +225,6 @@ class _NewFile:
     def __getattr__(self, name):
         # read, seek, tell, flush, truncate, ...: the file's as it is now
         return getattr(self._fh, name)
-
-
-# (a signal handled as they start waits, see signals)
-_hold.finalizers.add(_HandOffFile.__del__.__code__)
-_hold.finalizers.add(_NewFile.__del__.__code__)
 
 
 class _HandOffProxy(vfsmod.closewrapbase):
