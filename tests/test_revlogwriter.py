@@ -13,7 +13,9 @@ import gc
 import os
 import signal
 import sys
+import threading
 import types
+import weakref
 
 import pytest
 
@@ -142,6 +144,28 @@ def test_a_signal_as_a_dropped_handle_closes_waits(store, monkeypatch):
         opener.detach()
         writer.finish()
         assert store.read(b"data/f.i") == b"oldnew"
+    finally:
+        del hold.pending[:]
+        hold.uninstall()
+
+
+def test_a_signal_as_a_freed_thread_leaves_threading_waits():
+    # threading keeps every thread in a WeakSet, whose weak reference
+    # callback runs wherever a writer's thread is freed: a signal handled
+    # as it starts is kept as in the extension's own finalizers
+    hold = signals.hold
+    assert hold.install()
+    try:
+        members = weakref.WeakSet()
+        member = threading.Thread(target=None)
+        members.add(member)
+        (ref,) = members.data
+        as_callback_starts = types.SimpleNamespace(f_code=ref.__callback__.__code__)
+        try:
+            hold._handler(signal.SIGTERM, as_callback_starts)
+        except Exception:
+            pytest.fail("raised where Python would ignore it")
+        assert hold.is_pending()
     finally:
         del hold.pending[:]
         hold.uninstall()

@@ -21,11 +21,14 @@ extension's per-file objects have no weak reference callbacks, and its
 finalizers (of a revlog's write handle, and of a new revlog file kept in
 memory, which a revlog may drop unclosed) are windows, registered in
 :data:`hold.finalizers` so that a signal handled as one starts is kept
-too.
+too; so is the callback of Python's ``WeakSet``, which ``threading`` runs
+for every thread freed.
 """
 
 import signal
 import threading
+import types
+import weakref
 
 
 class _Hold:
@@ -134,3 +137,22 @@ class _Hold:
 
 
 hold = _Hold()
+
+
+def _weakset_callback():
+    """The code of the callback a ``WeakSet`` gives its weak references
+    (one per set, the same code): ``threading`` keeps every thread in a
+    ``WeakSet``, so the writers' threads, once freed, run it wherever that
+    happens."""
+    for const in weakref.WeakSet.__init__.__code__.co_consts:
+        if isinstance(const, types.CodeType) and const.co_name == "_remove":
+            return const
+    return None
+
+
+# a finalizer that is not the extension's, where a signal would be lost too
+# (seen: a SIGTERM ignored as a stream apply's freed thread left
+# threading's set)
+_callback = _weakset_callback()
+if _callback is not None:
+    hold.finalizers.add(_callback)
