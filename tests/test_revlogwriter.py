@@ -115,6 +115,17 @@ def test_a_signal_as_a_finalizer_starts_waits():
         hold.uninstall()
 
 
+def test_a_new_file_whose_init_failed_is_released_silently(monkeypatch):
+    # its finalizer finds no file: nothing printed as "Exception ignored"
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    half_made = object.__new__(revlogwriter._NewFile)
+    del half_made
+    gc.collect()
+    assert unraisable == []
+    assert signals.hold.depth == 0
+
+
 def test_a_signal_as_a_dropped_handle_closes_waits(store, monkeypatch):
     # a revlog that splits drops a write handle unclosed: its finalizer
     # closes it (flushed, handed over), and a signal handled as that close

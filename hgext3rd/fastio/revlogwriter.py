@@ -81,12 +81,12 @@ def _finalize(self):
     (a revlog that splits drops its new index's or data file's) is closed
     here, as io's own finalizer closes a real file; a signal handled
     meanwhile waits (Python ignores what a finalizer raises)."""
-    if self.closed:
-        return
     hold = _hold
     hold.depth += 1
     try:
-        self.close()
+        # (inside the try: one whose __init__ failed has no file to ask)
+        if not self.closed:
+            self.close()
     except Exception:
         pass
     finally:
