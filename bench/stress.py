@@ -30,7 +30,14 @@ interrupt
     Python's exit took Mercurial's handlers away); the signal comes once the
     store is locked (before, it would test Mercurial's start-up);
     ``hg verify`` passes; the repository is byte for byte as before (rolled
-    back) or the store holds exactly the files of a complete apply.
+    back) or the store holds exactly the files of a complete apply.  Or
+    (``in-close``, Mercurial's own window, stock the same) the signal came
+    as ``transaction.close()`` ran between the point where the transaction
+    stops counting as running and its journal's rename to ``undo``: no
+    rollback runs, the journal stays for ``hg recover``.  Then the store
+    holds the files of a complete apply plus the journal's, no
+    ``transaction abort!`` was printed, and ``hg recover`` rolls the apply
+    back to a verified store of the files it held before.
 
 Usage: stress.py [--seed N] [--count N] [--kills N] [--interrupts N]
        [--formats v1,v2,...] [--jobs N] [--workdir DIR] [--stock-kills N]
@@ -542,6 +549,51 @@ def kill_trial(job):
 # what Mercurial prints when it stops for each signal
 INTERRUPTED = {"INT": b"interrupted!", "TERM": b"killed!"}
 
+# what stock prints as it exits after a signal in the transaction's close
+# (the ``in-close`` outcome): its transaction's finalizer tries to abort a
+# transaction no longer running, and Python ignores the error
+STOCK_DEL_NOISE = (
+    b"Exception ignored in: <function transaction.__del__",
+    b"cannot use transaction when it is already committed/aborted",
+)
+
+
+def without_stock_del_noise(out):
+    """``out`` without the lines of ``STOCK_DEL_NOISE``'s ignored error."""
+    start, end = STOCK_DEL_NOISE
+    lines, skipping = [], False
+    for line in out.splitlines(True):
+        if line.startswith(start):
+            skipping = True
+        if not skipping:
+            lines.append(line)
+        elif end in line:
+            skipping = False
+    return b"".join(lines)
+
+
+def in_close(work, path, repo, out, stock, before_files):
+    """Whether the signal came in Mercurial's own window of
+    ``transaction.close()``: once the transaction stopped counting as
+    running (so no rollback runs) and before it renamed its journal to
+    ``undo``.  The journal stays and ``hg recover`` rolls the apply back.
+    Stock leaves the same (a signal sent there by the process itself, on
+    Mercurial 7.2.4); the extension holds no signal there."""
+    store = os.path.join(repo, ".hg", "store")
+    if not os.path.exists(os.path.join(store, "journal")):
+        return False
+    if b"transaction abort!" in out:
+        return False  # a rollback started: judged as such, not here
+    files, __ = store_files(repo)
+    if {f for f in files if not f.startswith("journal")} != complete_files(work, path):
+        return False
+    rec = hg(work, ["-R", repo, "recover"], stock=stock)
+    if rec.returncode or any(b in rec.stdout for b in BAD_OUTPUT):
+        return False
+    if hg(work, ["-R", repo, "verify", "-q"], stock=stock).returncode:
+        return False
+    return store_files(repo)[0] == before_files
+
 
 def interrupt_trial(job):
     work, seed, path, i, duration, stock, signame = job
@@ -551,6 +603,7 @@ def interrupt_trial(job):
     )
     repo, start = start_apply(work, path, trial_dir, stock, subprocess.PIPE)
     before = snapshot(repo)
+    before_files, __ = store_files(repo)
     delay = rng.uniform(0, duration)
     p = start()
     # (from the lock on: a signal during Mercurial's start-up, before it
@@ -568,7 +621,9 @@ def interrupt_trial(job):
     # Mercurial's handlers away at exit; then no transaction may be open
     died = p.returncode == -getattr(signal, "SIG" + signame)
     result = ("interrupt", path, signalled, None, stock, i, signame, died)
-    if any(b in out for b in BAD_OUTPUT):
+    # (stock's noise is judged with the outcome it goes with, below)
+    del_noise = without_stock_del_noise(out) != out
+    if any(b in without_stock_del_noise(out) for b in BAD_OUTPUT):
         outcome = "BAD-traceback"
     elif died and os.path.exists(os.path.join(repo, ".hg", "store", "journal")):
         outcome = "BAD-died-in-transaction"
@@ -582,9 +637,14 @@ def interrupt_trial(job):
         outcome = "BAD-verify"
     elif snapshot(repo) == before:
         outcome = "rolled-back"
+    elif store_files(repo)[0] == complete_files(work, path):
+        outcome = "complete"
+    elif in_close(work, path, repo, out, stock, before_files):
+        outcome = "in-close"
     else:
-        files, __ = store_files(repo)
-        outcome = "complete" if files == complete_files(work, path) else "BAD-changed"
+        outcome = "BAD-changed"
+    if del_noise and outcome != "in-close" and not outcome.startswith("BAD"):
+        outcome = "BAD-traceback"
     if outcome.startswith("BAD"):
         with open(trial_dir + ".log", "wb") as f:
             f.write(b"exit %d\n%s" % (p.returncode, out))
@@ -886,11 +946,13 @@ def report_interrupts(trials, durations):
     bad = 0
     print(
         "\nSIGINT and SIGTERM trials (signal at a random time, then hg verify,"
-        " the repository as before or complete; died: ended by the signal"
-        " itself, after Python's exit took Mercurial's handlers away)"
+        " the repository as before or complete; in-close: in Mercurial's"
+        " window of the transaction's close, the journal left and hg recover"
+        " rolling back; died: ended by the signal itself, after Python's exit"
+        " took Mercurial's handlers away)"
     )
     print(
-        "%-13s %-4s %-6s %6s %10s %11s %9s %5s %5s  %s"
+        "%-13s %-4s %-6s %6s %10s %11s %9s %8s %5s %5s  %s"
         % (
             "path",
             "sig",
@@ -899,6 +961,7 @@ def report_interrupts(trials, durations):
             "signalled",
             "rolled-back",
             "complete",
+            "in-close",
             "died",
             "BAD",
             "apply time",
@@ -914,7 +977,7 @@ def report_interrupts(trials, durations):
                 if not stock:
                     bad += nbad
                 print(
-                    "%-13s %-4s %-6s %6d %10d %11d %9d %5d %5d  %.2f s"
+                    "%-13s %-4s %-6s %6d %10d %11d %9d %8d %5d %5d  %.2f s"
                     % (
                         p,
                         signame,
@@ -923,6 +986,7 @@ def report_interrupts(trials, durations):
                         sum(r[2] for r in rs),
                         c["rolled-back"],
                         c["complete"],
+                        c["in-close"],
                         sum(r[7] for r in rs),
                         nbad,
                         durations.get(p, 0),
