@@ -2,9 +2,11 @@
 transaction aborts, whichever writer made it; the list ``hg recover`` reads
 is only trusted for plain relative paths."""
 
+import gc
 import os
 import subprocess
 import sys
+import weakref
 
 import pytest
 
@@ -73,6 +75,19 @@ def test_the_list_is_gone_after_a_successful_transaction(repo):
             _writer(repo, tr).write_batch(b"x", [(b"s", b"data/one/x.i", 0, 1)])
     assert not os.path.exists(repo.svfs.join(newpaths.LIST_NAME))
     assert os.path.exists(repo.svfs.join(b"data/one/x.i"))
+
+
+def test_a_transaction_that_recorded_paths_is_freed(repo):
+    # (the list's entry is keyed weakly by the transaction: its value must
+    # not keep the key alive)
+    with repo.lock():
+        with repo.transaction(b"test") as tr:
+            _writer(repo, tr).write_batch(b"x", [(b"s", b"data/one/x.i", 0, 1)])
+            assert any(newpaths.recorded(tr))
+    ref = weakref.ref(tr)
+    del tr
+    gc.collect()
+    assert ref() is None
 
 
 def test_recover_removes_what_a_killed_apply_recorded(repo, tmp_path):

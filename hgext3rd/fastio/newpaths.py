@@ -43,7 +43,11 @@ class NewPaths:
     """The paths one transaction creates outside its journal's reach."""
 
     def __init__(self, repo, tr):
-        self._tr = tr
+        # weakly: this object is the value of ``tr``'s entry in
+        # _BY_TRANSACTION, which a strong reference would keep alive with
+        # the transaction (and stock's ``transaction.__del__``, which aborts
+        # a transaction dropped with its journal, would never run)
+        self._tr = weakref.ref(tr)
         self._roots = {
             STORE: _root(compat.encoder(repo.svfs)[1]),
             PLAIN: _root(repo.vfs),
@@ -85,7 +89,7 @@ class NewPaths:
         if not lines:
             return
         if self._list is None:
-            tr = self._tr
+            tr = self._tr()
             # registered first: a crash in between leaves an entry for a
             # missing file, which Mercurial's rollback accepts
             tr.registertmp(LIST_NAME)
