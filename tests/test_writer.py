@@ -243,3 +243,41 @@ def test_pool_grows_only_while_its_threads_wait(faultshim):
     shutil.rmtree(tmp_path)
     assert int(fast.stdout) <= 4
     assert int(slow.stdout) > 8
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="no /proc/self/fd")
+def test_a_signal_as_the_applying_thread_writes_is_an_interrupt(tmp_path, monkeypatch):
+    # the Python threads are behind (one thread, two files pending at most,
+    # each thread's write slow): the applying thread writes new files
+    # itself; a Ctrl-C then is raised as the interrupt it is, once the file
+    # in hand is written and closed, not turned into a write error
+    import _thread
+    import threading
+    import time
+
+    writer = make_writer(
+        "python-threads", monkeypatch, threads=1, max_threads=1, max_pending=2
+    )
+    main = threading.main_thread()
+    real_write = os.write
+    in_hand = []
+
+    def write(fd, data):
+        if threading.current_thread() is not main:
+            time.sleep(0.02)
+        elif not in_hand:
+            in_hand.append((fd, os.readlink("/proc/self/fd/%d" % fd)))
+            _thread.interrupt_main()
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+    dirs, files = tree(tmp_path, 40)
+    with pytest.raises(KeyboardInterrupt):
+        with writer:
+            writer.write_new(dirs, files)
+    [(fd, path)] = in_hand
+    with pytest.raises(OSError):
+        os.fstat(fd)
+    content = {os.fsdecode(p): data for p, data, __, __, __ in files}
+    with open(path, "rb") as f:
+        assert f.read() == content[path]

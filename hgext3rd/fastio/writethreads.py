@@ -18,6 +18,8 @@ import queue
 import threading
 import time
 
+from mercurial import error
+
 from . import writeinline
 from .writepool import _fdclose
 from .writestrategy import (
@@ -40,6 +42,10 @@ _BATCH = 16
 
 _os_close = os.close
 _perf_ns = time.perf_counter_ns
+
+
+def _ignore(*args):
+    pass
 
 
 class _Worker:
@@ -208,12 +214,22 @@ class Threads(Background):
 
     def _write_new_task(self, worker, path, data, mode, name):
         """A new file's whole life, on a Python thread (each system call
-        releases the GIL); skipped once something failed."""
+        releases the GIL), or on the applying thread (``worker`` None) when
+        the threads are behind; skipped once something failed."""
         failures = self._failures
         if failures.value is not None:
             return
-        if worker is not None:
-            worker.current = name
+        if worker is None:
+            # as the inline writer writes it: a signal waits until the
+            # descriptor is closed, then is raised as the interrupt it is
+            # (not a failure of this file)
+            try:
+                writeinline.write_file(path, data, mode, name, _ignore, close_now)
+            except error.Abort as failure:
+                failures.record(name, failure)
+            return
+        worker.current = name
+        # (on a thread no signal is raised: whatever raises is this file's)
         try:
             fd = os.open(path, NEW_FLAGS, 0o666)
         except BaseException as exc:
