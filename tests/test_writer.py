@@ -281,3 +281,38 @@ def test_a_signal_as_the_applying_thread_writes_is_an_interrupt(tmp_path, monkey
     content = {os.fsdecode(p): data for p, data, __, __, __ in files}
     with open(path, "rb") as f:
         assert f.read() == content[path]
+
+
+class _SignalAsTaken(list):
+    """A batch whose first task taken off it brings a Ctrl-C with it."""
+
+    def pop(self, *args):
+        import _thread
+
+        task = super().pop(*args)
+        _thread.interrupt_main()
+        return task
+
+
+def test_a_signal_as_a_task_is_taken_off_the_batch_loses_none(tmp_path, monkeypatch):
+    # at the bound (one task pending), the applying thread takes the task
+    # off the batch to do it itself: a Ctrl-C then waits until it is done,
+    # so that no task is counted that no one does (finish would wait for it
+    # until the close timeout and abort: "1 file not closed")
+    writer = make_writer(
+        "python-threads",
+        monkeypatch,
+        threads=1,
+        max_threads=1,
+        max_pending=1,
+        close_timeout=1.0,
+    )
+    writer._threads._batch = _SignalAsTaken()
+    dirs, files = tree(tmp_path, 1)
+    with pytest.raises(KeyboardInterrupt):
+        with writer:
+            writer.write_new(dirs, files)
+    assert writer.abandoned == 0
+    [(path, data, __, __, __)] = files
+    with open(path, "rb") as f:
+        assert f.read() == data

@@ -21,6 +21,7 @@ import time
 from mercurial import error
 
 from . import writeinline
+from .signals import hold
 from .writepool import _fdclose
 from .writestrategy import (
     NEW_FLAGS,
@@ -123,7 +124,20 @@ class Threads(Background):
         """Hand the collected handles to the threads, in one queue item: a
         thread takes the GIL once for the lot instead of once per handle.
         Never raises for a failed close (kept for later): every handle of
-        the batch must be queued or closed."""
+        the batch must be queued or closed.  A signal waits until then (one
+        raised as a task is taken off the batch would lose it: a handle
+        left open, or a task counted that no one does, waited for until
+        the close timeout)."""
+        hold_ = hold
+        hold_.depth += 1
+        try:
+            self._hand_over()
+        finally:
+            hold_.depth -= 1
+            if hold_.pending:
+                hold_.deliver()
+
+    def _hand_over(self):
         batch = self._batch
         self._batch = []
         self._submitted += len(batch)
