@@ -754,6 +754,12 @@ def main():
     for f in formats:
         if f not in FORMATS:
             ap.error("unknown format %s" % f)
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        # started in the background by a shell without job control, which
+        # ignores SIGINT: the applies would inherit that, and every SIGINT
+        # trial would pass by completing, testing nothing
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        print("stress: SIGINT was ignored here; the applies get it again")
     work = args.workdir or tempfile.mkdtemp(prefix="fastio-stress-")
     os.makedirs(work, exist_ok=True)
     t0 = time.time()
