@@ -13,6 +13,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
+import zipfile
 
 import pytest
 
@@ -63,6 +65,18 @@ def test_build_has_no_deprecation_warning(dist):
     assert "Successfully built" in log
     assert "SetuptoolsDeprecationWarning" not in log
     assert "License classifiers are deprecated" not in log
+
+
+def test_c_sources_are_in_the_sdist_not_in_the_wheel(dist):
+    helpers = {"_fdclose.c", "_streamscan.c", "_populate.c"}
+    with tarfile.open(dist[0]) as sdist:
+        names = {os.path.basename(n) for n in sdist.getnames()}
+    assert helpers <= names
+    with zipfile.ZipFile(dist[1]) as wheel:
+        names = wheel.namelist()
+    assert [n for n in names if n.endswith(".c")] == []
+    # built into the wheel's helpers
+    assert len([n for n in names if n.endswith(".so")]) == len(helpers)
 
 
 def install_and_use(tmp_path, package, env=None):
