@@ -37,7 +37,10 @@ interrupt
     rollback runs, the journal stays for ``hg recover``.  Then the store
     holds the files of a complete apply plus the journal's, no
     ``transaction abort!`` was printed, and ``hg recover`` rolls the apply
-    back to a verified store of the files it held before.
+    back to a verified store of the files it held before.  Or (``in-init``,
+    the same in ``transaction.__init__``) the signal came once the journal
+    was created and before the transaction was whole: nothing applied, the
+    journal left, ``hg recover`` removes it.
 
 Usage: stress.py [--seed N] [--count N] [--kills N] [--interrupts N]
        [--formats v1,v2,...] [--jobs N] [--workdir DIR] [--stock-kills N]
@@ -549,27 +552,59 @@ def kill_trial(job):
 # what Mercurial prints when it stops for each signal
 INTERRUPTED = {"INT": b"interrupted!", "TERM": b"killed!"}
 
-# what stock prints as it exits after a signal in the transaction's close
-# (the ``in-close`` outcome): its transaction's finalizer tries to abort a
-# transaction no longer running, and Python ignores the error
-STOCK_DEL_NOISE = (
-    b"Exception ignored in: <function transaction.__del__",
-    b"cannot use transaction when it is already committed/aborted",
-)
+# what stock prints as it exits after a signal in one of its transaction's
+# own windows (the ``in-close`` and ``in-init`` outcomes): the
+# transaction's finalizer fails, and Python ignores the error; the line
+# ending the error, for the outcome it goes with
+STOCK_DEL_START = b"Exception ignored in: <function transaction.__del__"
+STOCK_DEL_ENDS = {
+    # in close(): it tries to abort a transaction no longer running
+    "in-close": b"cannot use transaction when it is already committed/aborted",
+    # in __init__(): the transaction is half made
+    "in-init": b"'transaction' object has no attribute ",
+}
 
 
 def without_stock_del_noise(out):
-    """``out`` without the lines of ``STOCK_DEL_NOISE``'s ignored error."""
-    start, end = STOCK_DEL_NOISE
-    lines, skipping = [], False
+    """``out`` without the ignored errors of ``STOCK_DEL_ENDS``, and the
+    outcomes they go with (an error ending otherwise is kept)."""
+    lines, block, kinds = [], None, set()
     for line in out.splitlines(True):
-        if line.startswith(start):
-            skipping = True
-        if not skipping:
+        if line.startswith(STOCK_DEL_START):
+            lines.extend(block or ())
+            block = [line]
+            continue
+        if block is None:
             lines.append(line)
-        elif end in line:
-            skipping = False
-    return b"".join(lines)
+            continue
+        block.append(line)
+        for kind, end in STOCK_DEL_ENDS.items():
+            if end in line:
+                kinds.add(kind)
+                block = None
+                break
+    lines.extend(block or ())
+    return b"".join(lines), kinds
+
+
+def left_for_recover(work, repo, out, stock, before_files, expected):
+    """Whether the store holds the ``expected`` files and a journal, no
+    rollback was started, and ``hg recover`` brings it back to a verified
+    store of ``before_files``."""
+    store = os.path.join(repo, ".hg", "store")
+    if not os.path.exists(os.path.join(store, "journal")):
+        return False
+    if b"transaction abort!" in out:
+        return False  # a rollback started: judged as such, not here
+    files, __ = store_files(repo)
+    if {f for f in files if not f.startswith("journal")} != expected:
+        return False
+    rec = hg(work, ["-R", repo, "recover"], stock=stock)
+    if rec.returncode or any(b in rec.stdout for b in BAD_OUTPUT):
+        return False
+    if hg(work, ["-R", repo, "verify", "-q"], stock=stock).returncode:
+        return False
+    return store_files(repo)[0] == before_files
 
 
 def in_close(work, path, repo, out, stock, before_files):
@@ -579,20 +614,18 @@ def in_close(work, path, repo, out, stock, before_files):
     ``undo``.  The journal stays and ``hg recover`` rolls the apply back.
     Stock leaves the same (a signal sent there by the process itself, on
     Mercurial 7.2.4); the extension holds no signal there."""
-    store = os.path.join(repo, ".hg", "store")
-    if not os.path.exists(os.path.join(store, "journal")):
-        return False
-    if b"transaction abort!" in out:
-        return False  # a rollback started: judged as such, not here
-    files, __ = store_files(repo)
-    if {f for f in files if not f.startswith("journal")} != complete_files(work, path):
-        return False
-    rec = hg(work, ["-R", repo, "recover"], stock=stock)
-    if rec.returncode or any(b in rec.stdout for b in BAD_OUTPUT):
-        return False
-    if hg(work, ["-R", repo, "verify", "-q"], stock=stock).returncode:
-        return False
-    return store_files(repo)[0] == before_files
+    expected = complete_files(work, path)
+    return left_for_recover(work, repo, out, stock, before_files, expected)
+
+
+def in_init(work, repo, out, stock, before_files):
+    """Whether the signal came in Mercurial's own window of
+    ``transaction.__init__``: once its journal is created and before the
+    transaction is whole (nothing applied; its finalizer then fails on
+    it).  The journal stays and ``hg recover`` removes it.  Stock leaves
+    the same (a signal sent there by the process itself, on Mercurial
+    7.2.4); the extension runs no code there."""
+    return left_for_recover(work, repo, out, stock, before_files, before_files)
 
 
 def interrupt_trial(job):
@@ -622,8 +655,8 @@ def interrupt_trial(job):
     died = p.returncode == -getattr(signal, "SIG" + signame)
     result = ("interrupt", path, signalled, None, stock, i, signame, died)
     # (stock's noise is judged with the outcome it goes with, below)
-    del_noise = without_stock_del_noise(out) != out
-    if any(b in without_stock_del_noise(out) for b in BAD_OUTPUT):
+    quiet, del_noise = without_stock_del_noise(out)
+    if any(b in quiet for b in BAD_OUTPUT):
         outcome = "BAD-traceback"
     elif died and os.path.exists(os.path.join(repo, ".hg", "store", "journal")):
         outcome = "BAD-died-in-transaction"
@@ -641,9 +674,11 @@ def interrupt_trial(job):
         outcome = "complete"
     elif in_close(work, path, repo, out, stock, before_files):
         outcome = "in-close"
+    elif in_init(work, repo, out, stock, before_files):
+        outcome = "in-init"
     else:
         outcome = "BAD-changed"
-    if del_noise and outcome != "in-close" and not outcome.startswith("BAD"):
+    if del_noise - {outcome} and not outcome.startswith("BAD"):
         outcome = "BAD-traceback"
     if outcome.startswith("BAD"):
         with open(trial_dir + ".log", "wb") as f:
@@ -954,11 +989,12 @@ def report_interrupts(trials, durations):
         "\nSIGINT and SIGTERM trials (signal at a random time, then hg verify,"
         " the repository as before or complete; in-close: in Mercurial's"
         " window of the transaction's close, the journal left and hg recover"
-        " rolling back; died: ended by the signal itself, after Python's exit"
+        " rolling back; in-init: in its __init__, the journal made and"
+        " nothing applied; died: ended by the signal itself, after Python's exit"
         " took Mercurial's handlers away)"
     )
     print(
-        "%-13s %-4s %-6s %6s %10s %11s %9s %8s %5s %5s  %s"
+        "%-13s %-4s %-6s %6s %10s %11s %9s %8s %7s %5s %5s  %s"
         % (
             "path",
             "sig",
@@ -968,6 +1004,7 @@ def report_interrupts(trials, durations):
             "rolled-back",
             "complete",
             "in-close",
+            "in-init",
             "died",
             "BAD",
             "apply time",
@@ -983,7 +1020,7 @@ def report_interrupts(trials, durations):
                 if not stock:
                     bad += nbad
                 print(
-                    "%-13s %-4s %-6s %6d %10d %11d %9d %8d %5d %5d  %.2f s"
+                    "%-13s %-4s %-6s %6d %10d %11d %9d %8d %7d %5d %5d  %.2f s"
                     % (
                         p,
                         signame,
@@ -993,6 +1030,7 @@ def report_interrupts(trials, durations):
                         c["rolled-back"],
                         c["complete"],
                         c["in-close"],
+                        c["in-init"],
                         sum(r[7] for r in rs),
                         nbad,
                         durations.get(p, 0),
