@@ -153,6 +153,11 @@ before it serves; a WSGI application at its first request, the others
 waiting for it.  ``hg serve --stdio`` serves in a single thread and loads
 as stock does.
 
+A push to a server is applied by the extension where the server applies
+it on its main thread (``hg serve --stdio``, over ssh).  An hgweb server
+applies each push in a request thread, and there the extension leaves the
+changegroup to stock: its apply machinery runs on the main thread only.
+
 Writing files
 =============
 
