@@ -1,6 +1,6 @@
 The accelerated paths reached without a command of their own: a server
-receiving a push over ssh (over http: applied as stock applies it, in a
-request thread), the command server running one apply
+receiving a push (ssh, http, two pushes at once to one hgweb server), the
+command server running one apply
 after another, another extension calling exchange.pull, and hg update
 through vfs.backgroundclosing.  The extension wires each part in when
 Mercurial loads the module it wraps (see test_load_cost.py): each apply
@@ -25,12 +25,10 @@ takes no --config) applies the changegroup, and its report comes back
   $ storecompare stock-full push-ssh
   stores identical: 29 files
 
-A push over http to hg serve: applied in the server's request thread,
-where the extension leaves changegroups to stock (its apply machinery runs
-on the main thread only); the store is stock's all the same.  A server
-copies its stderr lines to a file here (over http Mercurial sends back only
-what is printed inside bundle2's parts; the report comes at the
-transaction's close)
+A push over http to hg serve: applied in the server's request thread.
+The server copies its stderr lines to a file here (over http Mercurial
+sends back only what is printed inside bundle2's parts; the report comes
+at the transaction's close)
 
   $ cat > tee_err.py <<EOF
   > import os
@@ -48,22 +46,48 @@ transaction's close)
   >   --config web.allow-push='*' --config web.push_ssl=False
   $ hg -R src push -q http://localhost:$HGPORT
   $ killdaemons
-  $ cat server-err
-  cat: server-err: No such file or directory
-  [1]
+  $ grep -E '^fastio: (changegroup|files)' server-err
+  fastio: changegroup
+  fastio: files written: 4
   $ hg -R push-http verify -q
   $ storecompare stock-full push-http
   stores identical: 29 files
 
-The same server's tee, on its main thread (hg serve --stdio over ssh)
+Two pushes at once to two repositories of one hgweb server (hgwebdir),
+each in its own request thread, each of the whole history (more files,
+closed in the background)
 
-  $ hg clone -q -U $STOCK base push-ssh-tee
-  $ printf '[fastio]\nreport = yes\n[extensions]\ntee_err = %s\n' "$TESTTMP/tee_err.py" \
-  >   >> push-ssh-tee/.hg/hgrc
-  $ hg -R src push -q ssh://user@dummy/push-ssh-tee
-  $ grep -E '^fastio: (changegroup|files)' server-err
+  $ hg init push-a
+  $ hg init push-b
+  $ cat > web.conf <<EOF
+  > [paths]
+  > a = push-a
+  > b = push-b
+  > [web]
+  > allow-push = *
+  > push_ssl = False
+  > EOF
+  $ rm server-err
+  $ hgserve -p $HGPORT1 --web-conf web.conf --config extensions.tee_err=tee_err.py \
+  >   --config fastio.report=yes --config fastio.background-close=always
+  $ hg -R src push -q http://localhost:$HGPORT1/a > push-a.out 2>&1 &
+  $ hg -R src push -q http://localhost:$HGPORT1/b > push-b.out 2>&1 &
+  $ wait
+  $ killdaemons
+  $ cat push-a.out push-b.out
+  $ grep -E '^fastio: (changegroup|files written|closes)' server-err
   fastio: changegroup
-  fastio: files written: 4
+  fastio: files written: 27
+  fastio: closes: 25, in background: 25, threads: * (glob)
+  fastio: changegroup
+  fastio: files written: 27
+  fastio: closes: 25, in background: 25, threads: * (glob)
+  $ hg -R push-a verify -q
+  $ hg -R push-b verify -q
+  $ storecompare stock-full push-a
+  stores identical: 29 files
+  $ storecompare stock-full push-b
+  stores identical: 29 files
 
 The command server: two applies in one process, an unbundle then a pull,
 each through the extension (its wiring outlives the first command)
@@ -124,3 +148,40 @@ extension's file writer, closing in the background when asked to
   $ hg -R via update -q null
   $ hg -R via update -q $STOCK
   $ hg -R via status
+
+Three applies at once in one process, one thread each, into three
+repositories (as an hgweb server applies pushes to its repositories): each
+goes through the extension with its own opener, compressors and writer,
+and each store is the one stock writes
+
+  $ hg init many
+  $ "$PYTHON" "$TESTDIR/mkmany.py" many 600
+  $ hg -R many commit -qAm one
+  $ "$PYTHON" "$TESTDIR/mkmany.py" many 600 1
+  $ hg -R many commit -qm two
+  $ hg -R many bundle -q -a -t zstd-v2 many.hg
+  $ hg init many-stock
+  $ hg -R many-stock unbundle -q $STOCK many.hg
+  $ for r in t1 t2 t3; do
+  >   hg init $r
+  >   printf '[fastio]\nreport = yes\nbackground-close = always\n' >> $r/.hg/hgrc
+  > done
+  $ "$PYTHON" "$TESTDIR/threadapply.py" many.hg t1 t2 t3 \
+  >   | grep -E '^(t[123]|fastio: (changegroup|files written|closes)|at the same|.* failed)'
+  t1:
+  fastio: changegroup
+  fastio: files written: 603
+  fastio: closes: 601, in background: 601, threads: * (glob)
+  t2:
+  fastio: changegroup
+  fastio: files written: 603
+  fastio: closes: 601, in background: 601, threads: * (glob)
+  t3:
+  fastio: changegroup
+  fastio: files written: 603
+  fastio: closes: 601, in background: 601, threads: * (glob)
+  at the same time: yes
+  $ for r in t1 t2 t3; do hg -R $r verify -q; storecompare many-stock $r; done
+  stores identical: 606 files
+  stores identical: 606 files
+  stores identical: 606 files

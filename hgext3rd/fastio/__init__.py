@@ -153,10 +153,10 @@ before it serves; a WSGI application at its first request, the others
 waiting for it.  ``hg serve --stdio`` serves in a single thread and loads
 as stock does.
 
-A push to a server is applied by the extension where the server applies
-it on its main thread (``hg serve --stdio``, over ssh).  An hgweb server
-applies each push in a request thread, and there the extension leaves the
-changegroup to stock: its apply machinery runs on the main thread only.
+A push a server receives is applied by the extension too: by ``hg serve
+--stdio`` (over ssh) on its main thread, by an hgweb server in the request
+thread that received it, each thread with its own state (pushes to
+different repositories of one server apply side by side).
 
 Writing files
 =============

@@ -14,23 +14,42 @@ failed and aborted, before ``apply`` returns: the transaction never closes
 or rolls back with a handle still open.
 """
 
+import threading
+
 from mercurial import extensions, vfs as vfsmod
 
 from . import compat, config
 
-# the opener of the changegroup being applied (one at a time, main thread)
-_active = None
+
+class _Applying(threading.local):
+    # the opener of the changegroup this thread applies (a command's main
+    # thread; a server's request threads, each applying a push to its
+    # repository): the wrappers act on that thread's opens only
+    opener = None
+
+
+_applying = _Applying()
 
 
 # what stock's internals lack for the machinery (empty: it is wired in), or
 # None before the first apply that uses it
 _machinery_problems = None
+# (the first applies may come at once, in a server's request threads)
+_wiring = threading.Lock()
 
 
 def _wire_machinery(ui):
     """Whether the machinery is wired in: now, unless stock's internals are
     not the ones it was written for (see ``compat.changegroup_internals``).
-    The wrappers act only while an apply has the machinery (``_active``)."""
+    The wrappers act only on the opens of a thread whose apply has the
+    machinery (``_applying``)."""
+    if _machinery_problems is None:
+        with _wiring:
+            _wire_machinery_once(ui)
+    return not _machinery_problems
+
+
+def _wire_machinery_once(ui):
     global _machinery_problems
     if _machinery_problems is None:
         problems = compat.changegroup_internals()
@@ -51,17 +70,15 @@ def _wire_machinery(ui):
             if read_index is not None:
                 wrap(*read_index, _read_index)
         _machinery_problems = problems
-    return not _machinery_problems
 
 
 def engaged(operation, run, unpacker, repo, tr):
     """``run()`` (stock's apply, or the part of it adding files) with the
     store's revlogs opened by a ``RevlogOpener``, the changegroup read
     through a buffer and compressed ahead when that pays; every deferred
-    close done before this returns.  (On the main thread only; a nested
-    apply is stock's.)"""
-    global _active
-    if _active is not None or not _wire_machinery(repo.ui):
+    close done before this returns.  (A nested apply is stock's.)"""
+    applying = _applying
+    if applying.opener is not None or not _wire_machinery(repo.ui):
         return run()
     settings = config.settings(repo.ui)
     from mercurial import bundle2
@@ -89,7 +106,7 @@ def engaged(operation, run, unpacker, repo, tr):
     read_ahead = isinstance(stream, bundle2.unbundlepart) and not repo.ui.debugflag
     ahead = _compressing_ahead(repo, unpacker, settings) if read_ahead else None
     stop_ahead = None
-    _active = opener
+    applying.opener = opener
     try:
         with compressors.shared(), compressors.taking(ahead):
             complete = False
@@ -108,7 +125,7 @@ def engaged(operation, run, unpacker, repo, tr):
                 complete = True
             finally:
                 # no more deferred closes: later opens are stock's
-                _active = None
+                applying.opener = None
                 try:
                     # (closes what is still open: a failing flush raises)
                     opener.detach(complete)
@@ -148,7 +165,7 @@ def _compressing_ahead(repo, unpacker, settings):
 
 
 def _open(orig, self, path, mode=b"rb", *args, **kwargs):
-    opener = _active
+    opener = _applying.opener
     if opener is None or opener.vfs is not self or args:
         return orig(self, path, mode, *args, **kwargs)
     if opener.store_vfs is not self:
@@ -165,7 +182,7 @@ def _open(orig, self, path, mode=b"rb", *args, **kwargs):
 def _open_by_name(orig, self, path, *args, **kwargs):
     # the store vfs encodes the name, then calls the raw vfs (_open): tell
     # the opener which store name the encoded path it gets stands for
-    opener = _active
+    opener = _applying.opener
     if opener is None or opener.store_vfs is not self:
         return orig(self, path, *args, **kwargs)
     opener.store_name = path
@@ -180,7 +197,7 @@ def _read_index(orig, self, filepath, mmap_threshold, size=None):
     # and the revlog takes the FileNotFoundError for an empty file (then
     # it opens the index "r+", which the opener refuses without a system
     # call, and creates it "w+")
-    opener = _active
+    opener = _applying.opener
     if (
         opener is not None
         and self.opener is opener.store_vfs
@@ -191,7 +208,7 @@ def _read_index(orig, self, filepath, mmap_threshold, size=None):
 
 
 def _exists(orig, self, path=None):
-    opener = _active
+    opener = _applying.opener
     if (
         opener is not None
         and path
@@ -205,7 +222,7 @@ def _exists(orig, self, path=None):
 def _waiting_first(orig, self, *args, **kwargs):
     # a file may be renamed or removed while its close is pending only where
     # the filesystem allows it: not on Windows
-    opener = _active
+    opener = _applying.opener
     if opener is not None:
         opener.forget()
     return orig(self, *args, **kwargs)

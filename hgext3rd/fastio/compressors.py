@@ -8,8 +8,9 @@ context.  A 10k-file unbundle builds 10k of them: 10% of its time in a
 profile; a 10k-file checkout reads 10k filelogs, and building their
 decompressors is the first line of its profile.  The revlog compressors of
 Mercurial's own engines keep no state between calls, so while
-:func:`shared` is active (on the thread that applies), revlogs asking for
-the same engine and options get the same one.
+:func:`shared` is active (on the thread that applies: each of a server's
+request threads applying a push has its own), revlogs asking for the same
+engine and options get the same one.
 """
 
 import contextlib
@@ -20,12 +21,20 @@ from mercurial import extensions, util
 # engines whose revlog compressors are known to be stateless between calls
 _SHAREABLE = (b"zstd", b"zlib", b"none")
 
-_active = None
-# the precompress.CompressAhead of the changegroup being applied
-_ahead = None
-_MAIN = threading.main_thread()
+
+class _Sharing(threading.local):
+    # {engine key: compressor} while this thread shares them, else None
+    compressors = None
+    # the precompress.CompressAhead of the changegroup this thread applies
+    ahead = None
+
+
+_sharing_here = _Sharing()
 # compressor classes whose compress looks for results made ahead
 _claiming = set()
+# (the engines are wrapped, and classes claimed, by the first applies:
+# a server's request threads may be several)
+_lock = threading.Lock()
 
 
 # whether the engines are wrapped (once per process)
@@ -38,7 +47,13 @@ def setup():
     global _set_up
     if _set_up:
         return
-    _set_up = True
+    with _lock:
+        if not _set_up:
+            _wrap_engines()
+            _set_up = True
+
+
+def _wrap_engines():
     for name in _SHAREABLE:
         try:
             engine = util.compengines[name]
@@ -51,8 +66,8 @@ def setup():
 def _sharing(name):
     def revlogcompressor(orig, opts=None):
         key = engine_key(name, opts)
-        cache = _active
-        if cache is None or threading.current_thread() is not _MAIN:
+        cache = _sharing_here.compressors
+        if cache is None:
             return _tagged(orig(opts), key)
         compressor = cache.get(key)
         if compressor is None:
@@ -72,13 +87,15 @@ def _tagged(compressor, key):
     compressor._fastio_key = key
     cls = type(compressor)
     if cls not in _claiming:
-        _claiming.add(cls)
-        extensions.wrapfunction(cls, "compress", _compress)
+        with _lock:
+            if cls not in _claiming:
+                extensions.wrapfunction(cls, "compress", _compress)
+                _claiming.add(cls)
     return compressor
 
 
 def _compress(orig, self, data):
-    ahead = _ahead
+    ahead = _sharing_here.ahead
     if ahead is not None and getattr(self, "_fastio_key", None) == ahead.key:
         found = ahead.take(data)
         if found is not ahead.MISS:
@@ -89,12 +106,12 @@ def _compress(orig, self, data):
 def private(name, opts):
     """A compressor of engine ``name`` of its own (for another thread),
     never shared and never taking results made ahead."""
-    global _active
-    shared, _active = _active, None
+    here = _sharing_here
+    shared, here.compressors = here.compressors, None
     try:
         compressor = util.compengines[name].revlogcompressor(opts)
     finally:
-        _active = shared
+        here.compressors = shared
     compressor.__dict__.pop("_fastio_key", None)
     return compressor
 
@@ -103,22 +120,22 @@ def private(name, opts):
 def taking(ahead):
     """While active, the applying thread's compressors of ``ahead.key``
     take what ``ahead`` compressed before compressing."""
-    global _ahead
-    _ahead = ahead
+    here = _sharing_here
+    here.ahead = ahead
     try:
         yield
     finally:
-        _ahead = None
+        here.ahead = None
 
 
 @contextlib.contextmanager
 def shared():
-    global _active
-    if _active is not None:
+    here = _sharing_here
+    if here.compressors is not None:
         yield
         return
-    _active = {}
+    here.compressors = {}
     try:
         yield
     finally:
-        _active = None
+        here.compressors = None

@@ -16,6 +16,9 @@ This module's globals hold no modules: its functions stay in Mercurial's
 modules until the process exits, and keep these globals alive.
 """
 
+# (a class, not the module: see above)
+from threading import local as _per_thread
+
 # part -> {name: the function wrapped, as it was}: what the part's first
 # call checks
 _wrapped = {}
@@ -97,8 +100,10 @@ SMALL_CHANGESETS = 16
 # changeset may add a whole tree)
 SMALL_FILES = 32
 
-# (unpacker, transaction) of the small changegroup being applied
-_small = None
+# per thread (a command's main thread; each of a server's request threads
+# applying a push): ``.current``, the small changegroup it applies,
+# ``(unpacker, transaction)``
+_small = _per_thread()
 
 
 def apply_changegroup(orig, self, repo, tr, *args, **kwargs):
@@ -113,17 +118,13 @@ def apply_changegroup(orig, self, repo, tr, *args, **kwargs):
 
 
 def _apply(orig, self, repo, tr, *args, **kwargs):
-    global _small
-    import threading
-
     ui = repo.ui
     if ui.configbool(b"fastio", b"durable"):
         from . import config, durable
 
         durable.request(repo, tr, config.settings(ui))
-    if _small is not None or threading.current_thread() is not (
-        threading.main_thread()
-    ):
+    small = _small
+    if getattr(small, "current", None) is not None:
         return orig(self, repo, tr, *args, **kwargs)
     if not (
         ui.configbool(b"devel", b"fastio.small-applies") and _is_small(args, kwargs)
@@ -137,11 +138,11 @@ def _apply(orig, self, repo, tr, *args, **kwargs):
             repo,
             tr,
         )
-    _small = (self, tr)
+    small.current = (self, tr)
     try:
         result = orig(self, repo, tr, *args, **kwargs)
     finally:
-        _small = None
+        small.current = None
     if ui.configbool(b"fastio", b"report"):
         ui.write_err(b"fastio: small changegroup: applied as stock applies it\n")
     return result
@@ -161,7 +162,7 @@ def _is_small(args, kwargs):
 
 
 def addchangegroupfiles(orig, repo, source, revmap, trp, expected, *args, **kw):
-    small = _small
+    small = getattr(_small, "current", None)
     if small is None or small[0] is not source or expected < SMALL_FILES:
         return orig(repo, source, revmap, trp, expected, *args, **kw)
     from . import changegroup

@@ -38,6 +38,10 @@ class _Hold:
     ``depth`` is raised by the writers around the window; a wrapped handler
     called meanwhile appends ``(signum, frame)`` to ``pending`` and returns;
     :meth:`deliver` calls the original handler once ``depth`` is back to 0.
+    (The windows of applies on other threads, a server's request threads,
+    count too: the handlers are wrapped by the main thread only, so there
+    they count for nothing, and beside a main thread's apply they could
+    only delay a signal to the end of its next window.)
     """
 
     # the signals Mercurial (or Python) turns into exceptions
