@@ -75,13 +75,15 @@ closed in the background)
   $ wait
   $ killdaemons
   $ cat push-a.out push-b.out
-  $ grep -E '^fastio: (changegroup|files written|closes)' server-err
+(sorted: the two reports may come at the same time, their lines mixed)
+
+  $ grep -E '^fastio: (changegroup|files written|closes)' server-err | sort
   fastio: changegroup
-  fastio: files written: 27
-  fastio: closes: 25, in background: 25, threads: * (glob)
   fastio: changegroup
-  fastio: files written: 27
   fastio: closes: 25, in background: 25, threads: * (glob)
+  fastio: closes: 25, in background: 25, threads: * (glob)
+  fastio: files written: 27
+  fastio: files written: 27
   $ hg -R push-a verify -q
   $ hg -R push-b verify -q
   $ storecompare stock-full push-a
