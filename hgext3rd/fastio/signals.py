@@ -39,9 +39,12 @@ class _Hold:
     called meanwhile appends ``(signum, frame)`` to ``pending`` and returns;
     :meth:`deliver` calls the original handler once ``depth`` is back to 0.
     (The windows of applies on other threads, a server's request threads,
-    count too: the handlers are wrapped by the main thread only, so there
-    they count for nothing, and beside a main thread's apply they could
-    only delay a signal to the end of its next window.)
+    count too, unlocked.  Only the main thread wraps the handlers, and an
+    hgweb server's main thread applies nothing, so there they count for
+    nothing.  Beside a main thread's apply in the same process they would
+    delay its signals; an update lost between threads could leave
+    ``depth`` wrong, holding a first signal until a second one.  No
+    command of Mercurial's applies on two threads at once.)
     """
 
     # the signals Mercurial (or Python) turns into exceptions
