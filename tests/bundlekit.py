@@ -24,6 +24,9 @@ Command line (what the cram tests use)::
                                             # end) gets NAME (\\0, \\n, \\r
                                             # escapes allowed)
     bundlekit.py files IN                   # list the files (location, name)
+    bundlekit.py add IN OUT SRC NAME DATA   # a file more, first: location SRC
+                                            # (s: store, c: cache), content
+                                            # read from file DATA
 """
 
 import struct
@@ -337,6 +340,15 @@ def main(argv):
     if cmd == "rename":
         index = int(argv[3])
         sb.files[index].name = unescape(argv[4])
+        with open(argv[2], "wb") as f:
+            f.write(sb.build())
+        return 0
+    if cmd == "add":
+        with open(argv[5], "rb") as f:
+            content = f.read()
+        sb.files.insert(0, File(argv[3].encode(), unescape(argv[4]), content))
+        if sb.groups is not None:
+            sb.groups.insert(0, 1)
         with open(argv[2], "wb") as f:
             f.write(sb.build())
         return 0

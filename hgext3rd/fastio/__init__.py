@@ -184,8 +184,9 @@ changegroup writes them and handed whole to the threads, and closes go
 there too.  Fast local filesystems never pay for threads they cannot use.
 
 ``hg debugfastio`` stores the median close it measures, per filesystem, in
-``.hg/cache/fastio-probe``; nothing else writes that file, so that nothing
-appears in ``.hg/cache`` unasked.  The next operations on the same
+``.hg/fastio-probe``; nothing else writes that file (no operation writes it
+unasked, and no stream, bundle or pull can: they write the store and
+``.hg/cache``), and an entry out of range is ignored.  The next operations on the same
 filesystem (the checkout after a clone, a pull, an update) then start
 closing in the background at once when closes there are slow, without
 sampling first; where they are fast they close inline and keep timing, so
@@ -610,9 +611,9 @@ def _clone(orig, ui, *args, **opts):
 
 def reposetup(ui, repo):
     # auto mode looks up the close latency of the filesystem a
-    # backgroundclosing block writes to in the repository's cache
-    cachevfs = getattr(repo, "cachevfs", None)
-    if cachevfs is None or not repo.local():
+    # backgroundclosing block writes to in the repository's .hg
+    repovfs = getattr(repo, "vfs", None)
+    if repovfs is None or not repo.local():
         return
     svfs = getattr(repo, "svfs", None)
     for vfs, role in (
@@ -620,7 +621,7 @@ def reposetup(ui, repo):
         (svfs, b"store files"),
     ):
         if vfs is not None:
-            vfs._fastio_repo = (cachevfs, svfs, role)
+            vfs._fastio_repo = (repovfs, svfs, role)
 
 
 # -- wiring into a module once its code has run, not before -----------------

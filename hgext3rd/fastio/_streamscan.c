@@ -44,12 +44,15 @@ static Py_ssize_t uvarint(const unsigned char *buf, Py_ssize_t p,
 }
 
 /* a name prescan.py must look at: a superset of what storewriter's
- * check_name refuses (its _SUSPICIOUS pattern), and for v1, whose names
- * are decoded (decodedir) before the check, any ".hg" */
+ * check_name refuses (its _SUSPICIOUS pattern: the extension's own names,
+ * "fastio-..." at the top, among them), and for v1, whose names are
+ * decoded (decodedir) before the check, any ".hg" */
 static int unusual(const unsigned char *name, Py_ssize_t n, int v1)
 {
 	Py_ssize_t i;
 	if (n == 0 || name[0] == '.' || name[0] == '/' || name[n - 1] == '/')
+		return 1;
+	if (n >= 7 && memcmp(name, "fastio-", 7) == 0)
 		return 1;
 	for (i = 0; i < n; i++) {
 		unsigned char c = name[i];

@@ -1,11 +1,19 @@
 """Auto mode's memory: the close latency measured on each filesystem.
 
-``.hg/cache/fastio-probe`` holds one line per filesystem (``st_dev``) a
+``.hg/fastio-probe`` holds one line per filesystem (``st_dev``) a
 repository writes to: when the close latency was measured, its median and
 90th percentile, and how (``probe``: ``hg debugfastio``, the only writer).
 It is read only in ``auto`` mode, and an entry is ignored once older than
 ``fastio.probe-max-age`` or when the directory written to is on another
 filesystem.
+
+Written by whom, trusted for what: the file is in ``.hg`` itself, where no
+stream, bundle or pull writes (a stream writes the store and
+``.hg/cache``, where earlier releases kept this file: that copy is never
+read).  What is read is only a starting point for auto mode (threads or
+not, before the operation's own samples decide), and an entry out of range
+(a latency above a minute, a 90th percentile below the median, a time in
+the future, another source) is ignored with a debug line.
 
 Nothing is probed implicitly and no operation writes the file: an operation
 without a fresh entry samples its own first closes (as the closer always
@@ -19,6 +27,10 @@ from mercurial import error
 
 CACHE_NAME = b"fastio-probe"
 _HEADER = b"fastio-probe 1\n"
+# what an entry may say: a latency a filesystem can have, written by
+# ``hg debugfastio``
+_MAX_LATENCY_NS = 60 * 10**9
+_SOURCES = (b"probe",)
 
 
 def device(path):
@@ -46,33 +58,58 @@ class Entry:
         )
 
 
-def load(cachevfs):
-    """``{st_dev: Entry}`` from the cache; empty if missing or unreadable."""
+def load(repovfs, ui=None):
+    """``{st_dev: Entry}`` from the file; empty if missing or unreadable.
+    Lines out of range are left out (a debug line on ``ui`` says so)."""
     try:
-        data = cachevfs.tryread(CACHE_NAME)
+        data = repovfs.tryread(CACHE_NAME)
     except (IOError, OSError):
         return {}
+    if not data:
+        return {}
     if not data.startswith(_HEADER):
+        _ignored(ui, b"not a probe cache")
         return {}
     entries = {}
     for line in data[len(_HEADER) :].splitlines():
-        fields = line.split()
-        try:
-            dev, when, median, p90 = (int(f) for f in fields[:4])
-            source = fields[4]
-        except (ValueError, IndexError):
+        entry = _parse(line)
+        if entry is None:
+            _ignored(ui, b"an entry out of range")
             continue
-        entries[dev] = Entry(dev, when, median, p90, source)
+        entries[entry.dev] = entry
     return entries
 
 
-def store(cachevfs, entry):
+def _parse(line):
+    fields = line.split()
+    if len(fields) != 5:
+        return None
+    try:
+        dev, when, median, p90 = (int(f) for f in fields[:4])
+    except ValueError:
+        return None
+    if (
+        dev < 0
+        or when < 0
+        or not 0 <= median <= p90 <= _MAX_LATENCY_NS
+        or fields[4] not in _SOURCES
+    ):
+        return None
+    return Entry(dev, when, median, p90, fields[4])
+
+
+def _ignored(ui, why):
+    if ui is not None:
+        ui.debug(b"fastio: .hg/%s ignored: %s\n" % (CACHE_NAME, why))
+
+
+def store(repovfs, entry):
     """Add or replace ``entry``; a failure to write is not an error."""
-    entries = load(cachevfs)
+    entries = load(repovfs)
     entries[entry.dev] = entry
     data = _HEADER + b"".join(e.line() for __, e in sorted(entries.items()))
     try:
-        with cachevfs(CACHE_NAME, b"wb", atomictemp=True) as fp:
+        with repovfs(CACHE_NAME, b"wb", atomictemp=True) as fp:
             fp.write(data)
     except (IOError, OSError, error.Abort):
         return False
@@ -81,17 +118,17 @@ def store(cachevfs, entry):
 
 class Tuning:
     """What auto mode knows about closes into directory ``path``, whose
-    repository caches in ``cachevfs``."""
+    repository's ``.hg`` is ``repovfs``."""
 
-    def __init__(self, ui, cachevfs, path, max_age_s, now=None):
+    def __init__(self, ui, repovfs, path, max_age_s, now=None):
         self._ui = ui
-        self._cachevfs = cachevfs
+        self._repovfs = repovfs
         self._max_age_s = max_age_s
         self.now = int(time.time()) if now is None else now
         self.dev = device(path)
         self.entry = None
         if self.dev is not None:
-            entry = load(cachevfs).get(self.dev)
+            entry = load(repovfs, ui).get(self.dev)
             if entry is not None and self.fresh(entry):
                 self.entry = entry
         if self.entry is not None:
@@ -118,7 +155,7 @@ class Tuning:
         if self.dev is None:
             return False
         entry = Entry(self.dev, self.now, median_ns, p90_ns, source)
-        if not store(self._cachevfs, entry):
+        if not store(self._repovfs, entry):
             return False
         self.entry = entry
         self._ui.debug(

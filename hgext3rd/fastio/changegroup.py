@@ -85,9 +85,7 @@ def engaged(operation, run, unpacker, repo, tr):
     from . import buffers, compressors, newpaths, precompress, report, revlogwriter
 
     stats = report.OperationStats(operation)
-    tuning = settings.tuning(
-        repo.ui, getattr(repo, "cachevfs", None), compat.store_path(repo)
-    )
+    tuning = settings.tuning(repo.ui, repo.vfs, compat.store_path(repo))
     file_writer = settings.make_file_writer(repo.ui, stats.filewriter, tuning)
     encode, rawvfs = compat.encoder(repo.svfs)
     opener = revlogwriter.RevlogOpener(

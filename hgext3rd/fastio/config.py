@@ -125,18 +125,18 @@ class Settings:
             else:
                 self.close_mode = _MODES[b"never"]
 
-    def tuning(self, ui, cachevfs, path):
+    def tuning(self, ui, repovfs, path):
         """Auto mode's cached latency for closes into ``path``, or None
-        (not auto mode, cache disabled, or no repository cache)."""
+        (not auto mode, cache disabled, or no repository)."""
         if (
             self.close_mode != _MODES[b"auto"]
             or not self.probe_max_age_s
-            or cachevfs is None
+            or repovfs is None
         ):
             return None
         from . import autotune
 
-        return autotune.Tuning(ui, cachevfs, path, self.probe_max_age_s)
+        return autotune.Tuning(ui, repovfs, path, self.probe_max_age_s)
 
     def make_file_writer(
         self, ui, stats=None, tuning=None, expectedcount=-1, destinations=1

@@ -108,12 +108,12 @@ def run(ui, repo, **opts):
     if not settings.probe_max_age_s:
         ui.write(_(b"cache: disabled (fastio.probe-max-age=0)\n"))
         return 0
-    tuning = autotune.Tuning(ui, repo.cachevfs, where, settings.probe_max_age_s)
+    tuning = autotune.Tuning(ui, repo.vfs, where, settings.probe_max_age_s)
     slower = max(result.p90_ns, result.create_p90_ns)
     if tuning.remember(result.slower_median_ns, slower, b"probe"):
         ui.write(
             _(b"cached for auto mode in %s\n")
-            % util.pconvert(repo.cachevfs.join(autotune.CACHE_NAME))
+            % util.pconvert(repo.vfs.join(autotune.CACHE_NAME))
         )
     else:
         ui.write(_(b"cache: not written\n"))

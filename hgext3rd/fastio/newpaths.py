@@ -5,34 +5,64 @@ rollback, in the process or by ``hg recover`` after a crash, never removes
 a directory, nor a file written outside the store (the caches a stream
 clone carries).  A :class:`NewPaths`, one per transaction, records those:
 every directory an apply makes (store and cache) and every new cache file,
-each **on disk before it is created**, in ``.hg/store/fastio-newpaths``.
+each **on disk before it is created**, in a list of its own.
 
-- The list is a temporary file of the transaction (``tr.registertmp``):
-  Mercurial removes it when the transaction closes or rolls back, with or
-  without the extension.
-- When the transaction aborts, the abort callback removes what was
-  recorded; ``hg recover`` does the same from the list on disk (see
-  ``recovery``), after Mercurial's own playback.
-- A store directory recorded here was made under the store lock by this
-  transaction, so everything inside it is the transaction's and goes with
-  it; outside the store only the recorded files go, and a directory only
-  when it is empty.
+The list is obeyed only where it can be trusted:
 
-Each line is ``<location>\\0<path>\\n``: ``store`` (relative to the raw store
-directory, i.e. already encoded) or ``plain`` (relative to ``.hg``); a path
-ending in ``/`` is a directory.
+- It is ``.hg/fastio-newpaths-<token>``, ``<token>`` random: in ``.hg``
+  itself, where no stream, bundle or pull writes (streams write the store
+  and ``.hg/cache``), created with ``O_EXCL`` (never appended to a file
+  that was there), its first line naming the token again.
+- It is a temporary file of its transaction (``tr.registertmp``, location
+  ``plain``): the transaction's own journal (``journal.backupfiles``)
+  names it, and Mercurial removes it when the transaction closes or rolls
+  back, with or without the extension.  ``hg recover`` (see ``recovery``)
+  reads only the list that the journal being rolled back names; any other
+  file is ignored and left in place.
+- Removal never goes beyond what the transaction created: the files the
+  list names; then each recorded directory, deepest first, emptied of the
+  files in it that are not older than the list (a directory made by the
+  transaction cannot hold older ones), and removed when that leaves it
+  empty.  A directory made by someone else inside it stays, and so does
+  its parent.
+
+Each entry line is ``<location>\0<path>\n``: ``store`` (relative to the raw
+store directory, i.e. already encoded) or ``plain`` (relative to ``.hg``); a
+path ending in ``/`` is a directory.  Entries that are not plain relative
+paths are ignored.
 """
 
 import os
+import re
+import stat
 import weakref
 
 from mercurial import util
 
 from . import compat
 
-LIST_NAME = b"fastio-newpaths"
+# the list's name: this prefix and a random token (hex)
+LIST_PREFIX = b"fastio-newpaths-"
+_LIST_NAME = re.compile(rb"\Afastio-newpaths-([0-9a-f]{32})\Z")
+# its first line: the token again, and the list's creation time as its own
+# filesystem tells it (``st_ctime_ns``), against which entries are dated
+_HEADER = re.compile(rb"\Afastio-newpaths 2 ([0-9a-f]{32}) ([0-9]+)\n")
+# where the list lives: a transaction location (``.hg``)
+LOCATION = b"plain"
 STORE = b"store"
 PLAIN = b"plain"
+
+_O_NEW = (
+    os.O_WRONLY
+    | os.O_CREAT
+    | os.O_EXCL
+    | getattr(os, "O_BINARY", 0)
+    | getattr(os, "O_NOINHERIT", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+_O_READ = (
+    os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
+)
 
 # the one NewPaths of each running transaction (nested ones are the same
 # object: every writer of a transaction shares the list and its callback)
@@ -48,12 +78,11 @@ class NewPaths:
         # the transaction (and stock's ``transaction.__del__``, which aborts
         # a transaction dropped with its journal, would never run)
         self._tr = weakref.ref(tr)
-        self._roots = {
-            STORE: _root(compat.encoder(repo.svfs)[1]),
-            PLAIN: _root(repo.vfs),
-        }
         self._rawstore = compat.encoder(repo.svfs)[1]
+        self._plain = repo.vfs
+        self._roots = {STORE: _root(self._rawstore), PLAIN: _root(repo.vfs)}
         self._list = None
+        self._since_ns = None
         self._dirs = []  # (location, absolute path)
         self._files = []
 
@@ -89,22 +118,34 @@ class NewPaths:
         if not lines:
             return
         if self._list is None:
-            tr = self._tr()
-            # registered first: a crash in between leaves an entry for a
-            # missing file, which Mercurial's rollback accepts
-            tr.registertmp(LIST_NAME)
-            # not through the vfs: an apply's opener serves it (and would
-            # count and defer this file); a fixed name needs no audit
-            path = self._rawstore.join(LIST_NAME)
-            self._list = util.posixfile(path, b"ab")
-            mode = compat.forced_file_mode(self._rawstore)
-            if mode is not None:
-                os.chmod(path, mode)
-            tr.addabort(b"fastio-newpaths", self._abort)
-            # closed before Mercurial removes it (Windows)
-            tr.addfinalize(b"fastio-newpaths", self._close)
+            self._create()
         self._list.write(b"".join(lines))
         self._list.flush()
+
+    def _create(self):
+        tr = self._tr()
+        token = os.urandom(16).hex().encode("ascii")
+        name = LIST_PREFIX + token
+        # registered first: a crash in between leaves an entry for a
+        # missing file, which Mercurial's rollback accepts
+        tr.registertmp(name, location=LOCATION)
+        # not through the vfs: an apply's opener serves it (and would
+        # count and defer this file); a fixed name needs no audit
+        path = self._plain.join(name)
+        mode = compat.forced_file_mode(self._plain)
+        fd = os.open(path, _O_NEW, 0o666)
+        try:
+            if mode is not None:
+                os.chmod(path, mode)
+            self._since_ns = os.fstat(fd).st_ctime_ns
+            self._list = os.fdopen(fd, "wb")
+        except BaseException:
+            os.close(fd)
+            raise
+        self._list.write(b"fastio-newpaths 2 %s %d\n" % (token, self._since_ns))
+        tr.addabort(b"fastio-newpaths", self._abort)
+        # closed before Mercurial removes it (Windows)
+        tr.addfinalize(b"fastio-newpaths", self._close)
 
     def _close(self, tr=None):
         if self._list is not None:
@@ -114,7 +155,7 @@ class NewPaths:
         # abort callbacks run before the playback, which then finds the new
         # files of new directories gone (it accepts that)
         self._close()
-        remove(self._dirs, self._files)
+        remove(self._dirs, self._files, self._since_ns)
 
 
 def recorded(tr):
@@ -129,54 +170,85 @@ def _root(vfs):
     return vfs.join(b"x")[:-1]
 
 
-def remove(dirs, files):
+def remove(dirs, files, since_ns):
     """Remove recorded ``files`` and ``dirs`` (``(location, absolute
-    path)``): store directories with everything in them, others only when
-    empty.  Best effort: what cannot go stays."""
+    path)``), deepest first: a store directory is emptied of the files in
+    it that are not older than ``since_ns`` (the list's creation), any
+    directory removed once empty.  Best effort: what cannot go stays."""
     for path in files:
         try:
             os.unlink(path)
         except OSError:
             pass
+    if since_ns is None:
+        return
     for location, path in sorted(dirs, key=lambda d: len(d[1]), reverse=True):
         if location == STORE:
-            _empty_tree(path)
+            _empty_of_new_files(path, since_ns)
         try:
             os.rmdir(path)
         except OSError:
             pass
 
 
-def _empty_tree(top):
-    for root, dirnames, filenames in os.walk(top, topdown=False):
-        for name in filenames:
-            try:
-                os.unlink(os.path.join(root, name))
-            except OSError:
-                pass
-        for name in dirnames:
-            path = os.path.join(root, name)
-            try:
-                if os.path.islink(path):
-                    os.unlink(path)
-                else:
-                    os.rmdir(path)
-            except OSError:
-                pass
-
-
-def read_leftovers(storevfs, plainvfs):
-    """``(dirs, files)`` recorded by a transaction that did not end (for
-    ``hg recover``), as :func:`remove` takes them; nothing when there is
-    no list.  Entries that are not plain relative paths are ignored."""
-    rawstore = compat.encoder(storevfs)[1]
+def _empty_of_new_files(directory, since_ns):
     try:
-        data = rawstore.tryread(LIST_NAME)
+        names = os.listdir(directory)
     except OSError:
-        return [], []
-    roots = {STORE: _root(rawstore)}
-    if plainvfs is not None:
-        roots[PLAIN] = _root(plainvfs)
+        return
+    for name in names:
+        path = os.path.join(directory, name)
+        try:
+            st = os.lstat(path)
+            if not stat.S_ISDIR(st.st_mode) and st.st_ctime_ns >= since_ns:
+                os.unlink(path)
+        except OSError:
+            pass
+
+
+def read_leftovers(vfsmap, backup_entries):
+    """``(dirs, files, since_ns)`` recorded by a transaction that did not
+    end (for ``hg recover``), as :func:`remove` takes them: from the list
+    that ``backup_entries`` (the journal's, as Mercurial reads them) name,
+    and only from it; nothing when there is none."""
+    plainvfs = vfsmap.get(LOCATION)
+    storevfs = vfsmap.get(b"")
+    if plainvfs is None or storevfs is None:
+        return [], [], None
+    for location, name, backup, __ in backup_entries:
+        match = _LIST_NAME.match(backup)
+        if location != LOCATION or name or match is None:
+            continue
+        data = _read_plain_file(plainvfs.join(backup))
+        header = _HEADER.match(data)
+        if header is None or header.group(1) != match.group(1):
+            continue
+        roots = {
+            STORE: _root(compat.encoder(storevfs)[1]),
+            PLAIN: _root(plainvfs),
+        }
+        dirs, files = _entries(data[header.end() :], roots)
+        return dirs, files, int(header.group(2))
+    return [], [], None
+
+
+def _read_plain_file(path):
+    """The content of regular file ``path`` (b"" when it is missing, or is
+    not a regular file)."""
+    try:
+        fd = os.open(path, _O_READ)
+    except OSError:
+        return b""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
+
+
+def _entries(data, roots):
     dirs, files = [], []
     for line in data.splitlines():
         location, sep, path = line.partition(b"\0")

@@ -56,12 +56,19 @@ _BAD_NAME = re.compile(
     rb"[\0\n\r]|^[/\\]|^[a-zA-Z]:|(?:^|[/\\])(?:\.\.?|\.[hH][gG])?(?:[/\\]|$)"
 )
 
-# every name _BAD_NAME refuses matches this (cheaper) pattern too
-_SUSPICIOUS = re.compile(rb"[\0\n\r\\:]|/[./]|^[./]|/\Z")
+# the names the extension keeps files under, now or before, at the top of
+# the store or the cache (the list of new paths, the probe cache): a
+# stream never writes them (stock never sends them)
+_RESERVED_NAME = re.compile(rb"\Afastio-[^/]*\Z")
+
+# every name _BAD_NAME or _RESERVED_NAME refuses matches this (cheaper)
+# pattern too
+_SUSPICIOUS = re.compile(rb"[\0\n\r\\:]|/[./]|^[./]|/\Z|\Afastio-[^/]*\Z")
 
 
 def check_name(name):
-    """Refuse names that are not plain relative store paths.
+    """Refuse names that are not plain relative store paths, and the
+    names of the extension's own files.
 
     The store encoding would turn ``..`` or ``.hg`` into harmless names, but
     a bundle carrying them is hostile or corrupt, and is refused outright.
@@ -72,6 +79,8 @@ def check_name(name):
             raise bad_name(name, _(b"empty name"))
         if _BAD_NAME.search(name) is not None:
             raise bad_name(name, _(b"not a relative store path"))
+        if _RESERVED_NAME.match(name) is not None:
+            raise bad_name(name, _(b"a name the fastio extension keeps"))
 
 
 def write_error(name, exc):

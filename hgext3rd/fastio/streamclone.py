@@ -78,9 +78,7 @@ class _Application:
         repo = self.repo
         with repo.transaction(b"clone") as tr:
             durable.request(repo, tr, self.settings, stream=True)
-            tuning = self.settings.tuning(
-                self.ui, getattr(repo, "cachevfs", None), compat.store_path(repo)
-            )
+            tuning = self.settings.tuning(self.ui, repo.vfs, compat.store_path(repo))
             targets = self.targets()
             file_writer = self.settings.make_file_writer(
                 self.ui,

@@ -31,10 +31,10 @@ class FileCloserForBlock:
     def __init__(self, ui, expectedcount=-1):
         self._ui = ui
         target = _entering[-1] if _entering else None
-        cachevfs, svfs, role = getattr(target, "_fastio_repo", (None, None, b"files"))
+        repovfs, svfs, role = getattr(target, "_fastio_repo", (None, None, b"files"))
         self._settings = settings = config.settings(ui)
         base = getattr(getattr(target, "vfs", target), "base", None)
-        tuning = settings.tuning(ui, cachevfs, base) if base else None
+        tuning = settings.tuning(ui, repovfs, base) if base else None
         self._stats = report.OperationStats(role, svfs)
         self._writer = settings.make_file_writer(
             ui, self._stats.filewriter, tuning, expectedcount=expectedcount
