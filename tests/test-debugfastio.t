@@ -32,7 +32,7 @@ repository's filesystem whose files are removed afterwards
   close latency: [0-9]+\.[0-9] us \(median\), [0-9]+\.[0-9] us \(90th percentile\) (re)
   probe time: [0-9]+\.[0-9]{3} s (re)
   auto mode would: close (inline|in background, starting with 3 threads) \(median [0-9]+ us (<|>=) threshold 50 us\) (re)
-  cached for auto mode in */repo/.hg/cache/fastio-probe (glob)
+  cached for auto mode in */repo/.hg/fastio-probe (glob)
 
 The decision is the one the printed medians (the slower of creates and
 closes) and threshold imply
@@ -59,18 +59,49 @@ closes) and threshold imply
   the median of the latency line: True
   threshold: 50 us
   inline exactly below the threshold: True
+The measurement is kept in .hg itself, where no stream, bundle or pull
+writes (they write the store and .hg/cache)
+
   $ ls .hg
   00changelog.i
   cache
+  fastio-probe
   requires
   store
   wcache
-  $ ls .hg/cache
-  fastio-probe
-  $ head -1 .hg/cache/fastio-probe
+  $ ls .hg/cache | grep fastio
+  [1]
+  $ head -1 .hg/fastio-probe
   fastio-probe 1
-  $ sed 1d .hg/cache/fastio-probe
+  $ sed 1d .hg/fastio-probe
   [0-9]+ [0-9]+ [0-9]+ [0-9]+ probe (re)
+
+A file there that hg debugfastio did not write is at worst a debug line: an
+entry out of range (a latency of hours, a 90th percentile below the
+median, another source) is not used, and neither is the cache file of
+earlier releases in .hg/cache (a stream may carry one)
+
+  $ cp .hg/fastio-probe good
+  $ dev=`sed -n '2s/ .*//p' good`
+  $ now=`"$PYTHON" -c 'import time; print(int(time.time()))'`
+  $ for line in "$dev $now 99999999999999 99999999999999 probe" "$dev $now 5000000 10 probe" \
+  >     "$dev $now 5000000 6000000 crafted" "$dev $now 5000000 6000000"; do
+  >   (echo 'fastio-probe 1'; echo "$line") > .hg/fastio-probe
+  >   hg debugfastio --files 20 --debug | grep -e '^fastio: .hg' -e 'close latency of this'
+  > done
+  fastio: .hg/fastio-probe ignored: an entry out of range
+  fastio: .hg/fastio-probe ignored: an entry out of range
+  fastio: .hg/fastio-probe ignored: an entry out of range
+  fastio: .hg/fastio-probe ignored: an entry out of range
+  $ (echo 'fastio-probe 1'; echo "$dev $now 5000000 6000000 probe") > .hg/fastio-probe
+  $ hg debugfastio --files 20 --debug | grep -e '^fastio: .hg' -e 'close latency of this'
+  fastio: close latency of this filesystem: 5000 us (probe, *s ago) (glob)
+  $ hg init fresh; cd fresh
+  $ mkdir -p .hg/cache; (echo 'fastio-probe 1'; echo "$dev $now 5000000 6000000 probe") > .hg/cache/fastio-probe
+  $ hg debugfastio --files 20 --debug | grep -e 'close latency of this filesystem'
+  [1]
+  $ cd ..
+  $ cp good .hg/fastio-probe
 
 The choice follows the threshold; forced modes are said; --no-cache and a
 zero max age leave the cache alone

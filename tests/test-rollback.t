@@ -223,9 +223,11 @@ successful apply, and after a recovery even without the extension
   $ rm -rf k; hg init k
   $ LD_PRELOAD="$TESTTMP/fault.so" FASTIO_KILL_AFTER_CREATE=data/d/f2.i hg -R k unbundle -q v2.hg > /dev/null 2>&1
   [137]
+  $ ls k/.hg | grep fastio | sed 's/-[0-9a-f]\{32\}$/-TOKEN/'
+  fastio-newpaths-TOKEN
   $ ls k/.hg/store | grep fastio
-  fastio-newpaths
+  [1]
   $ hg -R k recover -q --config extensions.fastio=! 2>&1 | grep -v -e '^rolling back' -e '^(verify step skipped'
   [1]
-  $ ls k/.hg/store | grep fastio
+  $ ls k/.hg k/.hg/store | grep fastio
   [1]

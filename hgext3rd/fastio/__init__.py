@@ -27,13 +27,17 @@ its content.  Files and directories get the modes Mercurial's own vfs gives
 them (a group-shared store stays group-writable).
 
 Directories an apply makes, and the cache files a stream carries, are
-recorded (in ``.hg/store/fastio-newpaths``, a temporary file of the
-transaction) before they are created, and removed when the transaction
-rolls back, in the process or by ``hg recover`` after a crash, so that the
-repository ends exactly as it was.  ``hg recover`` also removes what a
-crash left of Mercurial's atomic writes in ``.hg/store`` (a
-``.fncache-XXXXXXXX~`` or ``.phaseroots-XXXXXXXX~`` of a transaction's
-close), which stock leaves.
+recorded (in ``.hg/fastio-newpaths-<random token>``, a temporary file of
+the transaction, in ``.hg`` where no stream, bundle or pull writes) before
+they are created, and removed when the transaction rolls back, in the
+process or by ``hg recover`` after a crash, so that the repository ends
+exactly as it was.  ``hg recover`` obeys only the list that the journal it
+rolls back names, and removes no file older than that list.  It also
+removes what a crash left of that transaction's atomic writes in
+``.hg/store`` (a ``.fncache-XXXXXXXX~`` or ``.phaseroots-XXXXXXXX~`` of its
+close), which stock leaves.  A stream carrying a file under a name the
+extension keeps (``fastio-...`` at the top of the store or the cache) is
+refused.
 
 A name that is not a plain store path (``..``, ``.hg``, absolute, NUL or
 newline) is refused.  When the stream is read from a bundle file, every

@@ -12,6 +12,13 @@ through a :class:`~.revlogwriter.RevlogOpener` and revlogs share
 compressors (see ``compressors``).  Every deferred close is done, or has
 failed and aborted, before ``apply`` returns: the transaction never closes
 or rolls back with a handle still open.
+
+Other processes may read the store before that: a hook (run by stock's
+apply, ``pretxnchangegroup`` among them) and the commands it starts, which
+see the pending changes through ``HG_PENDING``.  So everything handed to
+the file writer is on disk (:func:`settle`) before any hook runs, and
+before and after the transaction writes its pending data
+(``transaction.writepending``).
 """
 
 import threading
@@ -69,6 +76,10 @@ def _wire_machinery_once(ui):
             read_index = compat.revlog_index_read()
             if read_index is not None:
                 wrap(*read_index, _read_index)
+            from mercurial import hook, transaction
+
+            wrap(hook, "runhooks", _settled_before_hooks)
+            wrap(transaction.transaction, "writepending", _settled_around_pending)
         _machinery_problems = problems
 
 
@@ -142,6 +153,29 @@ def engaged(operation, run, unpacker, repo, tr):
     stats.ahead = ahead
     report.emit(repo.ui, settings, stats)
     return result
+
+
+def settle():
+    """Everything this thread's apply handed to the file writer on disk
+    (created, written, closed): another process may read the store next."""
+    opener = _applying.opener
+    if opener is not None:
+        opener.settle()
+
+
+def _settled_before_hooks(orig, ui, repo, htype, hooks, *args, **kwargs):
+    if hooks:
+        settle()
+    return orig(ui, repo, htype, hooks, *args, **kwargs)
+
+
+def _settled_around_pending(orig, self, *args, **kwargs):
+    # before: what the pending data points to; after: the pending data
+    # itself, written through the apply's opener
+    settle()
+    written = orig(self, *args, **kwargs)
+    settle()
+    return written
 
 
 def _compressing_ahead(repo, unpacker, settings):

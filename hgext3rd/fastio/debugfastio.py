@@ -110,7 +110,10 @@ def run(ui, repo, **opts):
         return 0
     tuning = autotune.Tuning(ui, repo.vfs, where, settings.probe_max_age_s)
     slower = max(result.p90_ns, result.create_p90_ns)
-    if tuning.remember(result.slower_median_ns, slower, b"probe"):
+    # a file of .hg: written under the working copy's lock
+    with repo.wlock():
+        remembered = tuning.remember(result.slower_median_ns, slower, b"probe")
+    if remembered:
         ui.write(
             _(b"cached for auto mode in %s\n")
             % util.pconvert(repo.vfs.join(autotune.CACHE_NAME))

@@ -682,6 +682,14 @@ class RevlogOpener:
         self._forget_absence()
         self.wait_pending()
 
+    def settle(self):
+        """Wait until everything handed to the file writer so far is
+        created, written and closed (before another process reads the
+        store: a hook, pending data)."""
+        self._pending.clear()
+        if self._file_writer is not None:
+            self._file_writer.drain()
+
     def wait_pending(self):
         """Wait for every deferred close so far (before a file is reopened,
         renamed or removed: Windows refuses it while a handle is open)."""
