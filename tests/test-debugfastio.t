@@ -143,6 +143,7 @@ at least 1500 us and auto mode goes to the background
   $ ls .hg
   00changelog.i
   cache
+  fastio-probe
   requires
   store
   wcache
