@@ -253,6 +253,14 @@ class Sweep:
         return rows
 
 
+def scratch(fallback=None):
+    """A new directory for a sweep: on tmpfs where there is one (removing
+    a repository from ext4 takes 30 ms, a third of a cell), else in
+    ``fallback``."""
+    base = "/dev/shm" if os.path.isdir("/dev/shm") else fallback
+    return tempfile.mkdtemp(prefix="fastio-options-", dir=base)
+
+
 def store(repo, path):
     # stock 7.x makes streamed files 0777 minus umask, the extension with
     # the store's mode (test-stream-clone.t): contents only there
@@ -282,7 +290,7 @@ def format_row(row):
 
 def main(argv):
     hg = argv[1] if len(argv) > 1 else shutil.which("hg")
-    work = tempfile.mkdtemp(prefix="optionsweep-")
+    work = scratch()
     try:
         env = dict(os.environ, HGPLAIN="1")
         if not os.environ.get("HGRCPATH"):

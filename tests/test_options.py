@@ -5,6 +5,7 @@ never a traceback.  ``pytest -s`` prints the table (tests/optionsweep.py
 prints it on its own)."""
 
 import os
+import shutil
 import sys
 
 from conftest import cram_environment
@@ -16,15 +17,15 @@ HG = os.path.join(os.path.dirname(sys.executable), "hg")
 
 def test_every_value_applies_or_is_refused_in_one_line(tmp_path):
     env = cram_environment(tmp_path)
-    work = tmp_path / "sweep"
-    work.mkdir()
-    rows = optionsweep.Sweep(HG, env, str(work)).run()
-    table = "\n".join(optionsweep.format_row(row) for row in rows)
-    print("\n" + table)
+    work = optionsweep.scratch(str(tmp_path))
+    try:
+        rows = optionsweep.Sweep(HG, env, work).run()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("\n" + "\n".join(optionsweep.format_row(row) for row in rows))
     wrong = [optionsweep.format_row(r) for r in rows if optionsweep.wrong(r)]
     assert not wrong, "\n".join(wrong)
     # every option, every value, every mode and path
-    assert len(rows) == sum(
-        len(optionsweep.values(smallest, huge))
-        for __, __, smallest, huge in optionsweep.OPTIONS
-    ) * sum(len(paths) for __, __, paths in optionsweep.MODES)
+    values = sum(len(optionsweep.values(*o[2:])) for o in optionsweep.OPTIONS)
+    cells = sum(len(paths) for __, __, paths in optionsweep.MODES)
+    assert len(rows) == values * cells
