@@ -86,9 +86,10 @@ def _parse_duration(value, units, bare_scale, option):
 MAX_PENDING_CLOSES = 65536
 # closes timed for one decision (a median of more says nothing new)
 MAX_CLOSE_SAMPLE = 1024
-# the reading thread of a changegroup keeps up to 32 blocks ahead
+# the floor the blocks always had (stock reads bundles up to 64 KiB a call)
 MIN_BUFFER_SIZE = 64 * 1024
-# (a read or write buffer is allocated whole, at once)
+# a read or write buffer is allocated whole, and a changegroup's reading
+# thread keeps up to 32 blocks ahead
 MAX_BUFFER = 64 * 1024 * 1024
 MAX_MEMORY_BUDGET = 1 << 40
 # the population thread's nice value cannot go above 19
