@@ -68,6 +68,50 @@ def test_dirs_and_files_written(tmp_path, monkeypatch, kind):
         assert writer.stats.background > 0
 
 
+# the thread bounds a setting may give (issue 39): always mode starts 4
+# threads, auto mode 2 for new files (C pool only), a fixed count its own;
+# the pool refused to start above its bound ("bad pool size")
+ALWAYS, AUTO = filewriter.MODE_ALWAYS, filewriter.MODE_AUTO
+BOUNDS = {
+    "always, max-close-threads=1": (ALWAYS, dict(max_threads=1)),
+    "always, max-pending-closes=1": (ALWAYS, dict(max_pending=1)),
+    "always, max-close-threads=3": (ALWAYS, dict(max_threads=3)),
+    "always, close-threads=9, max-pending-closes=2": (
+        ALWAYS,
+        dict(threads=9, max_pending=2),
+    ),
+    "auto, close-threads=1": (AUTO, dict(threads=1)),
+    "auto, max-close-threads=1": (AUTO, dict(max_threads=1)),
+    "auto, max-pending-closes=1": (AUTO, dict(max_pending=1)),
+}
+
+
+@pytest.mark.parametrize("bounds", sorted(BOUNDS))
+@pytest.mark.parametrize("kind", ["pool", "python-threads"])
+def test_threads_start_within_their_bound(tmp_path, monkeypatch, kind, bounds):
+    mode, options = BOUNDS[bounds]
+    if mode == AUTO and kind != "pool":
+        pytest.skip("auto mode makes new files on threads with the C pool only")
+    if kind == "pool" and writepool.FdPool is None:
+        pytest.skip("_fdclose.Pool is not built")
+    if kind == "python-threads":
+        monkeypatch.setattr(writepool, "FdPool", None)
+    # (and on a second core)
+    monkeypatch.setattr(filewriter, "_SECOND_CORE", True)
+    writer = filewriter.FileWriter(mode=mode, **options)
+    dirs, files = tree(tmp_path, 40)
+    with writer:
+        writer.write_new(dirs, files)
+    for path, data, __, __, __ in files:
+        with open(path, "rb") as fh:
+            assert fh.read() == data
+    bound = min(
+        options.get("threads") or options.get("max_threads", 128),
+        options.get("max_pending", 256),
+    )
+    assert 1 <= writer.stats.threads <= bound
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_modes_given(tmp_path, monkeypatch, kind):
     old = os.umask(0o022)

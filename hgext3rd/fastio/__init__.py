@@ -314,37 +314,50 @@ measurement for auto mode.  ``--files N`` sets the number of files (default
 Configuration
 =============
 
+Each number below has a range.  A value under it is refused: the command
+aborts (``abort: fastio.OPTION must be N or more, not VALUE``) and leaves
+the repository as it was.  A value over it is taken as its largest.  What
+is not a number, a size or a duration gives Mercurial's ``config error:``
+naming the option.  Sizes take a unit (``KB``, ``MB``, ``GB``; a bare
+number is bytes).
+
 ``fastio.background-close``
   ``auto`` (default), ``always`` or ``never``.
 
 ``fastio.slow-close-threshold``
   Median close time above which ``auto`` goes to the background, with a
-  unit (``ns``, ``us``, ``ms``, ``s``; a bare number is microseconds).
-  Default: ``50us``.
+  unit (``ns``, ``us``, ``ms``, ``s``; a bare number is microseconds);
+  0 or more (``0``: every filesystem is slow). Default: ``50us``.
 
 ``fastio.close-sample``
   Number of closes timed for each decision (their median decides; closing
-  moves to the background as soon as more than half of them were slow).
-  Default: 8.
+  moves to the background as soon as more than half of them were slow);
+  1 to 1024. Default: 8.
 
 ``fastio.close-threads``
-  Fixed number of closing threads; 0 derives it from the measured close
+  Fixed number of closing threads, even above
+  ``fastio.max-close-threads`` but never more than
+  ``fastio.max-pending-closes``; 0 derives it from the measured close
   latency. Default: 0.
 
 ``fastio.max-close-threads``
   Upper bound on the threads that write and close files (more start
   while the filesystem keeps them waiting and files queue up: a 1 ms
   create and close need about 60 to keep up with a stream clone, 5 ms
-  about 200; never more than ``fastio.max-pending-closes``). Default: 256.
+  about 200); 1 or more, never more than ``fastio.max-pending-closes``.
+  Default: 256.
 
 ``fastio.max-pending-closes``
   Upper bound on files written but not yet closed; keeps well below the
-  512 descriptors Windows allows by default. Default: 256.
+  512 descriptors Windows allows by default (a file waiting to be closed
+  holds one); 1 to 65536. Default: 256.
 
 ``fastio.memory-budget``
   Upper bound on the contents of new files handed to the writing threads
   and not written yet (they are made off the applying thread: see
-  "Writing files"); the applying thread waits above it. Default: ``64MB``.
+  "Writing files"); the applying thread waits above it (a file larger
+  than the budget waits until nothing else is pending); 1 byte to 1TB.
+  Default: ``64MB``.
 
 ``fastio.close-timeout``
   How long pending closes may take once a command is interrupted (Ctrl-C,
@@ -355,20 +368,22 @@ Configuration
   them, and the transaction is rolled back all the same.  An abandoned
   file stays open in the process until its close returns or the process
   exits.  Without an interruption or a failure, closes are waited for as
-  long as they take (a Ctrl-C then ends the wait as above).
-  Default: ``5s``.
+  long as they take (a Ctrl-C then ends the wait as above).  0 or more
+  (``0``: no wait once interrupted). Default: ``5s``.
 
 ``fastio.buffer-size``
-  Size of the blocks bundles are read in. Default: ``1MB``.
+  Size of the blocks bundles are read in (a changegroup's reading thread
+  keeps up to 32 ahead); ``64KB`` to ``64MB``. Default: ``1MB``.
 
 ``fastio.read-buffer``
   Size of the system calls bundle files are read with, and store files
   while a stream or a changegroup is generated (see "Serving clones");
-  ``0`` reads them as Mercurial does. Default: ``1MB``.
+  ``0`` reads them as Mercurial does; at most ``64MB`` (a buffer is
+  allocated whole). Default: ``1MB``.
 
 ``fastio.write-buffer``
   Size of the system calls bundle files are written with; ``0`` writes
-  them as Mercurial does. Default: ``1MB``.
+  them as Mercurial does; at most ``64MB``. Default: ``1MB``.
 
 ``fastio.stream-writer``
   Use the fast store writer for stream clones (default: yes); ``no``
@@ -395,7 +410,8 @@ Configuration
   mappings").
 
 ``fastio.mmap-populate-threshold``
-  Mappings smaller than this are not populated. Default: ``1MB``.
+  Mappings smaller than this are not populated; 0 or more (``0``: all
+  are). Default: ``1MB``.
 
 ``fastio.report``
   Print, at the end of each accelerated operation, what it did: files and
@@ -417,8 +433,8 @@ Configuration
   Age after which a close latency measured by ``hg debugfastio`` is no
   longer used (operations then decide from their own first files), with a
   unit (``s``,
-  ``m``, ``h``, ``d``; a bare number is days); ``0`` disables the cache.
-  Only read in ``auto`` mode. Default: ``7d``.
+  ``m``, ``h``, ``d``; a bare number is days); 0 or more, ``0`` disables
+  the cache.  Only read in ``auto`` mode. Default: ``7d``.
 """
 
 import atexit
@@ -473,7 +489,8 @@ configitem(b"devel", b"fastio.durable-method", default=b"auto")
 configitem(b"devel", b"fastio.mmap-helper", default=b"auto")
 # tests: small changegroups applied with the machinery too (changegroup)
 configitem(b"devel", b"fastio.small-applies", default=True)
-# the bench: the population thread's priority (added to its nice value)
+# the bench: the population thread's priority (added to its nice value: 0
+# to 19, above taken as 19, nice values stopping there)
 configitem(b"devel", b"fastio.mmap-thread-nice", default=10)
 
 cmdtable = {}

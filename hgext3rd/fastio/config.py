@@ -5,6 +5,8 @@ its ``configtable`` at load) and documented in the extension's help
 (``hg help -e fastio``); keep the three in step.
 """
 
+import math
+
 from mercurial import error
 from mercurial.i18n import _
 
@@ -67,9 +69,62 @@ def _parse_duration(value, units, bare_scale, option):
     else:
         number, scale = text, bare_scale
     try:
-        return int(float(number) * scale)
+        amount = float(number) * scale
     except ValueError:
+        amount = None
+    # (float() takes "inf" and "nan", which int() and the waits do not)
+    if amount is None or not math.isfinite(amount):
         raise error.ConfigError(_(b"fastio.%s is not a duration: %s") % (option, value))
+    if amount < 0:
+        raise error.Abort(_(b"fastio.%s must be 0 or more, not %s") % (option, value))
+    return int(amount)
+
+
+# The ranges of the numeric options (documented in the extension's help):
+# a value below its range is refused, one above it taken as its largest.
+# pending files: their ring in the C pool takes memory for each
+MAX_PENDING_CLOSES = 65536
+# closes timed for one decision (a median of more says nothing new)
+MAX_CLOSE_SAMPLE = 1024
+# the floor the blocks always had (stock reads bundles up to 64 KiB a call)
+MIN_BUFFER_SIZE = 64 * 1024
+# a read or write buffer is allocated whole, and a changegroup's reading
+# thread keeps up to 32 blocks ahead
+MAX_BUFFER = 64 * 1024 * 1024
+MAX_MEMORY_BUDGET = 1 << 40
+# the population thread's nice value cannot go above 19
+MAX_THREAD_NICE = 19
+
+
+def _count(ui, name, lowest, highest, section=SECTION):
+    """Integer option ``name``: refused below ``lowest``, at most
+    ``highest``."""
+    value = ui.configint(section, name)
+    if value < lowest:
+        raise error.Abort(
+            _(b"%s.%s must be %d or more, not %s")
+            % (section, name, lowest, ui.config(section, name))
+        )
+    return min(value, highest)
+
+
+def _size(ui, name, lowest, highest=None):
+    """Byte size option ``name``: refused below ``lowest``, at most
+    ``highest`` (None: no bound)."""
+    value = ui.configbytes(SECTION, name)
+    if value < lowest:
+        raise error.Abort(
+            _(b"%s.%s must be %s or more, not %s")
+            % (SECTION, name, _size_text(lowest), ui.config(SECTION, name))
+        )
+    return value if highest is None else min(value, highest)
+
+
+def _size_text(size):
+    for unit, scale in ((b"MB", 1 << 20), (b"KB", 1 << 10)):
+        if size and size % scale == 0:
+            return b"%d%s" % (size // scale, unit)
+    return b"%d" % size
 
 
 class Settings:
@@ -86,14 +141,16 @@ class Settings:
         self.threshold_ns = parse_duration_ns(
             ui.config(SECTION, b"slow-close-threshold")
         )
-        self.close_threads = max(0, ui.configint(SECTION, b"close-threads"))
-        self.max_close_threads = max(1, ui.configint(SECTION, b"max-close-threads"))
-        self.max_pending = max(1, ui.configint(SECTION, b"max-pending-closes"))
-        self.close_sample = max(2, ui.configint(SECTION, b"close-sample"))
-        self.buffer_size = max(64 * 1024, ui.configbytes(SECTION, b"buffer-size"))
+        # each thread holds a descriptor while it writes a file: the
+        # threads are bounded by the pending files
+        self.max_pending = _count(ui, b"max-pending-closes", 1, MAX_PENDING_CLOSES)
+        self.close_threads = _count(ui, b"close-threads", 0, self.max_pending)
+        self.max_close_threads = _count(ui, b"max-close-threads", 1, self.max_pending)
+        self.close_sample = _count(ui, b"close-sample", 1, MAX_CLOSE_SAMPLE)
+        self.buffer_size = _size(ui, b"buffer-size", MIN_BUFFER_SIZE, MAX_BUFFER)
         # 0: bundle files are read and written as stock does
-        self.read_buffer = max(0, ui.configbytes(SECTION, b"read-buffer"))
-        self.write_buffer = max(0, ui.configbytes(SECTION, b"write-buffer"))
+        self.read_buffer = _size(ui, b"read-buffer", 0, MAX_BUFFER)
+        self.write_buffer = _size(ui, b"write-buffer", 0, MAX_BUFFER)
         self.stream_writer = ui.configbool(SECTION, b"stream-writer")
         self.durable = ui.configbool(SECTION, b"durable")
         self.compress_ahead = ui.configbool(SECTION, b"compress-ahead")
@@ -106,11 +163,14 @@ class Settings:
                 _(b"devel.fastio.durable-method must be auto, syncfs or fsync")
             )
         self.report = ui.configbool(SECTION, b"report")
-        self.probe_max_age_s = max(0, parse_age_s(ui.config(SECTION, b"probe-max-age")))
-        self.memory_budget = max(1 << 20, ui.configbytes(SECTION, b"memory-budget"))
-        self.close_timeout_s = max(
-            0.0, parse_timeout_s(ui.config(SECTION, b"close-timeout"))
-        )
+        self.probe_max_age_s = parse_age_s(ui.config(SECTION, b"probe-max-age"))
+        # (the C pool counts the budget in a Py_ssize_t)
+        self.memory_budget = _size(ui, b"memory-budget", 1, MAX_MEMORY_BUDGET)
+        self.close_timeout_s = parse_timeout_s(ui.config(SECTION, b"close-timeout"))
+        # read again by mmap_policy at a mapping, which may come inside a
+        # transaction: an apply refuses a wrong value before it begins
+        self.mmap_populate_threshold = _mmap_populate_threshold(ui)
+        self.mmap_thread_nice = _mmap_thread_nice(ui)
         # stock's own switch, set explicitly and fastio's mode not: honoured
         # as stock does (threads for any operation of enough files)
         self.stock_close = None
@@ -190,8 +250,16 @@ def mmap_policy(ui):
     helper = ui.config(b"devel", b"fastio.mmap-helper").strip().lower()
     policy = mmappolicy.Policy(
         requested,
-        ui.configbytes(SECTION, b"mmap-populate-threshold"),
+        _mmap_populate_threshold(ui),
         mmappolicy.HELPER_CHOICES.get(helper, 0),
     )
-    policy.thread_nice = ui.configint(b"devel", b"fastio.mmap-thread-nice")
+    policy.thread_nice = _mmap_thread_nice(ui)
     return policy
+
+
+def _mmap_populate_threshold(ui):
+    return _size(ui, b"mmap-populate-threshold", 0)
+
+
+def _mmap_thread_nice(ui):
+    return _count(ui, b"fastio.mmap-thread-nice", 0, MAX_THREAD_NICE, section=b"devel")

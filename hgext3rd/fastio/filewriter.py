@@ -167,13 +167,13 @@ class FileWriter:
         self._ui = ui
         self._mode = mode
         self._threshold_ns = threshold_ns
-        self._fixed_threads = threads
         self._max_pending = max(1, max_pending)
         # a fixed count is what was asked for, even above the bound; each
         # thread holds a descriptor while it writes a file: no more
         # threads than descriptors may be open
         self._max_threads = max(1, min(max(max_threads, threads), self._max_pending))
-        self._window = max(2, window)
+        self._fixed_threads = min(max(0, threads), self._max_threads)
+        self._window = max(1, window)
         self._close_timeout = max(0.0, close_timeout)
         self._budget = budget
         self.stats = stats if stats is not None else FileWriterStats()
@@ -345,6 +345,9 @@ class FileWriter:
         self._start_background(threads)
 
     def _start_background(self, threads):
+        # a fixed count, else one within the bound (the first threads,
+        # always mode's, a measured latency's): the pool refuses more
+        threads = self._fixed_threads or max(1, min(threads, self._max_threads))
         context = Context(
             self._failures,
             self.stats,
