@@ -34,7 +34,7 @@ sys.path.insert(0, TESTS)
 from cmdserver import CommandServer  # noqa: E402
 
 HG = os.path.join(os.path.dirname(sys.executable), "hg")
-COLUMNS = ("rss_kib", "maps", "deleted", "stale", "threads", "fds")
+COLUMNS = ("rss_kib", "maps", "deleted", "stale", "stacks", "arenas", "threads", "fds")
 
 
 def prepare(workdir, nfiles):
@@ -88,11 +88,28 @@ def snapshot(pid, removed):
         maps = f.read().splitlines()
     deleted = [m for m in maps if m.endswith(" (deleted)")]
     stale = [m for m in maps if removed in m]
+    # anonymous: thread stacks (read-write, right above a guard page: live
+    # threads' and those glibc caches) and malloc arenas of other threads
+    # (their unused reservation: a 64 MiB heap's inaccessible part)
+    stacks = arenas = 0
+    previous_end, previous_guard = None, False
+    for m in maps:
+        fields = m.split()
+        start, end = (int(x, 16) for x in fields[0].split("-"))
+        anonymous = len(fields) == 5
+        guard = anonymous and fields[1] == "---p"
+        if anonymous and fields[1] == "rw-p" and previous_guard:
+            stacks += previous_end == start
+        if guard and end - start >= 1 << 20:
+            arenas += 1
+        previous_end, previous_guard = end, guard and end - start <= 64 << 10
     return {
         "rss_kib": rss,
         "maps": len(maps),
         "deleted": len(deleted),
         "stale": len(stale),
+        "stacks": stacks,
+        "arenas": arenas,
         "threads": len(os.listdir(proc + "/task")),
         "fds": len(os.listdir(proc + "/fd")),
         "stale_lines": stale + [m for m in deleted if m not in stale],
@@ -173,7 +190,7 @@ def growth(rows):
 
 def print_row(mode, index, row):
     print(
-        "%-6s %5d %9d %6d %8d %6d %8d %5d %6.1f"
+        "%-6s %5d %9d %6d %8d %6d %7d %7d %8d %5d %6.1f"
         % ((mode, index + 1) + tuple(row[c] for c in COLUMNS) + (row["seconds"],)),
         flush=True,
     )
@@ -199,7 +216,7 @@ def main(argv=None):
         % (args.rounds, args.files, workdir)
     )
     print(
-        "%-6s %5s %9s %6s %8s %6s %8s %5s %6s"
+        "%-6s %5s %9s %6s %8s %6s %7s %7s %8s %5s %6s"
         % (
             "mode",
             "round",
@@ -207,6 +224,8 @@ def main(argv=None):
             "maps",
             "deleted",
             "stale",
+            "stacks",
+            "arenas",
             "threads",
             "fds",
             "secs",
@@ -223,7 +242,8 @@ def main(argv=None):
         first, last = rows[0], rows[-1]
         print(
             "%-6s rss %d -> %d KiB (%+d), maps %d -> %d, deleted maps %d, "
-            "stale maps %d, threads %d -> %d, fds %d -> %d"
+            "stale maps %d, stacks %d -> %d, arenas %d -> %d, threads %d -> %d, "
+            "fds %d -> %d"
             % (
                 mode,
                 first["rss_kib"],
@@ -233,6 +253,10 @@ def main(argv=None):
                 last["maps"],
                 last["deleted"],
                 last["stale"],
+                first["stacks"],
+                last["stacks"],
+                first["arenas"],
+                last["arenas"],
                 first["threads"],
                 last["threads"],
                 first["fds"],
