@@ -12,6 +12,9 @@
 #include <Python.h>
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #ifdef _WIN32
 #include <io.h>
 #else
@@ -1160,8 +1163,26 @@ static PyTypeObject PoolType = {
 };
 #endif /* _WIN32 */
 
+PyDoc_STRVAR(trim_doc,
+	     "trim() -> None\n\n"
+	     "Give the free pages of every malloc arena back to the system "
+	     "(glibc's malloc_trim(0), the GIL released; nothing elsewhere).  "
+	     "glibc keeps what a long-running process freed, and the arenas of "
+	     "threads that have ended, resident.");
+
+static PyObject *trim(PyObject *self, PyObject *unused)
+{
+#ifdef __GLIBC__
+	Py_BEGIN_ALLOW_THREADS
+	malloc_trim(0);
+	Py_END_ALLOW_THREADS
+#endif
+	Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
 	{"close_all", close_all, METH_O, close_all_doc},
+	{"trim", trim, METH_NOARGS, trim_doc},
 	{NULL, NULL, 0, NULL},
 };
 
