@@ -21,6 +21,9 @@ FILES = 300
 # the collector's sawtooth: a full collection comes at a different round in
 # each process, and a round leaves about 3 MiB of garbage in these rounds
 MARGIN_KIB = 3 * 1024
+# every apply through the writer's threads, as on a slow filesystem (on
+# tmpfs auto mode writes most files inline)
+THREADED = "[fastio]\nbackground-close = always\nclose-threads = 8\n"
 
 
 def late_growth(rows):
@@ -44,7 +47,9 @@ def workdir():
 def test_cmdserver_memory_as_stock(workdir):
     src, bundle = cmdserver_growth.prepare(workdir, FILES)
     stock = cmdserver_growth.run(workdir, "stock", ROUNDS, src, bundle)
-    fastio = cmdserver_growth.run(workdir, "fastio", ROUNDS, src, bundle)
+    fastio = cmdserver_growth.run(
+        workdir, "fastio", ROUNDS, src, bundle, extra_config=THREADED
+    )
     table = "\n".join(
         "%s %2d rss %6d maps %4d stale %d stacks %3d threads %d fds %d"
         % (
@@ -74,5 +79,5 @@ def test_cmdserver_memory_as_stock(workdir):
     )
     # the writer's threads have ended and their stacks are not kept
     assert fastio[-1]["threads"] == 1, table
-    assert fastio[-1]["stacks"] <= fastio[0]["stacks"], table
+    assert fastio[-1]["stacks"] <= max(r["stacks"] for r in stock), table
     assert fastio[-1]["fds"] <= max(r["fds"] for r in stock), table
