@@ -38,7 +38,8 @@ come, and the cycles of every command before (repositories, with their
 revlog indexes and the maps of their caches) would stay.  So the young
 garbage is collected before each freeze (not frozen into the oldest
 generation), and the counts the freezes zeroed are kept here: once they
-make a full collection's worth, it runs before the freeze.
+make a full collection's worth, it runs before the freeze (from the
+process's second checkout on: a one-shot command never pays one here).
 
 Within a checkout, a directory that holds a file to write is never removed
 or replaced (``clearunknown`` and the backups remove or move a file, or the
@@ -71,8 +72,9 @@ _fresh_block = None
 _applying = 0
 _froze = False
 # collections of the middle generation counted since the last full one,
-# across the freezes that zeroed the collector's own count
-_middle_collections = 0
+# across the freezes that zeroed the collector's own count (None before the
+# process's first freeze)
+_middle_collections = None
 
 
 def _holds_only_dothg(base):
@@ -90,10 +92,16 @@ def _freeze():
         return
     gc.collect(1)
     # (the collection above counts as one, as stock's would)
-    _middle_collections += gc.get_count()[2]
-    if _middle_collections >= gc.get_threshold()[2]:
-        gc.collect()
-        _middle_collections = 0
+    counted = gc.get_count()[2]
+    if _middle_collections is None:
+        # the first checkout: what its freeze zeroes matters only to a
+        # process that checks out again (a one-shot command pays no more)
+        _middle_collections = counted
+    else:
+        _middle_collections += counted
+        if _middle_collections >= gc.get_threshold()[2]:
+            gc.collect()
+            _middle_collections = 0
     gc.freeze()
 
 
