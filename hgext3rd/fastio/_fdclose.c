@@ -12,6 +12,9 @@
 #include <Python.h>
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #ifdef _WIN32
 #include <io.h>
 #else
@@ -133,7 +136,7 @@ error:
  * owner then stops waiting for it (finish() with a timeout) and drops the
  * Pool.  The ring and its lock live in a Core of their own, allocated with
  * malloc() and reference-counted by the Pool and by each running thread
- * (threads are detached): the last one frees it, and a hung thread simply
+ * (no pool joins its threads): the last one frees it, and a hung thread simply
  * ends whenever its close returns.  Threads never touch Python objects;
  * names stay with the owner, under the GIL.
  *
@@ -146,6 +149,7 @@ error:
  */
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -224,9 +228,60 @@ typedef struct {
 static volatile unsigned long fork_generation;
 static int atfork_registered;
 
+/* The threads' stacks.  glibc caches the stack of every thread that ends
+ * (up to 40 MiB: 157 stacks of 256 KiB, two mappings each) for the next
+ * thread, and a long-running process kept as many as it ever ran at once.
+ * A stack given with pthread_attr_setstack is never cached: each thread
+ * runs on a mapping of ours, unmapped once the thread is joined.  No pool
+ * joins its own threads (one whose close hangs may outlive it): a thread
+ * that ends marks its record, and the next pool made, finished or dropped
+ * in the process joins every marked thread and unmaps its stack. */
+#define STACK_SIZE (256 * 1024)
+
+typedef struct Thread {
+	pthread_t thread;
+	char *stack; /* the mapping: a guard page, then the stack */
+	size_t size;
+	int ended;   /* it touches nothing more: join it */
+	Core *core;
+	struct Thread *next;
+} Thread;
+
+static pthread_mutex_t threads_mu = PTHREAD_MUTEX_INITIALIZER;
+/* threads started and not joined yet */
+static Thread *threads;
+
+/* join the threads that have ended, unmap their stacks; GIL held (a
+ * marked thread only returns: a join waits for nothing else) */
+static void reap_threads(void)
+{
+	Thread **link, *t, *ended = NULL;
+	pthread_mutex_lock(&threads_mu);
+	for (link = &threads; (t = *link) != NULL;) {
+		if (t->ended) {
+			*link = t->next;
+			t->next = ended;
+			ended = t;
+		} else {
+			link = &t->next;
+		}
+	}
+	pthread_mutex_unlock(&threads_mu);
+	while ((t = ended) != NULL) {
+		ended = t->next;
+		pthread_join(t->thread, NULL);
+		munmap(t->stack, t->size);
+		free(t);
+	}
+}
+
 static void after_fork_in_child(void)
 {
 	fork_generation++;
+	/* the parent's threads are not here: never joined from here (their
+	 * records and stacks are left), and the lock may have been held */
+	threads = NULL;
+	pthread_mutex_init(&threads_mu, NULL);
 }
 
 static long long now_ns(void)
@@ -362,7 +417,8 @@ static int make_dir(const char *path, int mode, int *step)
 
 static void *pool_worker(void *arg)
 {
-	Core *c = arg;
+	Thread *self = arg;
+	Core *c = self->core;
 	int last;
 #ifdef SCHED_BATCH
 	/* a close that ends must not preempt the thread producing the files:
@@ -433,6 +489,11 @@ static void *pool_worker(void *arg)
 				   (long)c->closes <= c->close_wake_at))
 			pthread_cond_signal(&c->room);
 	}
+	/* (marked before the count drops: a finish() that sees none running
+	 * joins them all) */
+	pthread_mutex_lock(&threads_mu);
+	self->ended = 1;
+	pthread_mutex_unlock(&threads_mu);
 	c->running--;
 	last = --c->refs == 0;
 	if (c->waiting)
@@ -502,29 +563,61 @@ static int pool_start_thread(Core *c, int stopping_too)
 {
 	sigset_t all, old;
 	pthread_attr_t attr;
-	pthread_t thread;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	Thread *t;
 	int rc;
 	if (c->running >= c->maxthreads || (c->stopping && !stopping_too))
 		return 0;
+	t = calloc(1, sizeof(Thread));
+	if (t == NULL)
+		return ENOMEM;
+	/* a close needs little stack: tens of threads, not tens of 8 MB maps;
+	 * a guard page below it, as glibc's own stacks have */
+	t->size = STACK_SIZE + page;
+	t->stack = mmap(NULL, t->size, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANON
+#ifdef MAP_STACK
+				| MAP_STACK
+#endif
+			,
+			-1, 0);
+	if (t->stack == MAP_FAILED) {
+		rc = errno;
+		free(t);
+		return rc;
+	}
+	if (mprotect(t->stack, page, PROT_NONE) != 0) {
+		rc = errno;
+		munmap(t->stack, t->size);
+		free(t);
+		return rc;
+	}
+	t->core = c;
 	/* signals go to the main thread (Python handles them there), never
 	 * interrupt a close here: the new thread inherits this mask */
 	sigfillset(&all);
 	pthread_attr_init(&attr);
-	/* a close needs little stack: tens of threads, not tens of 8 MB maps */
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	/* nobody joins them: a thread whose close hangs may outlive the Pool */
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstack(&attr, t->stack + page, STACK_SIZE);
 	c->running++;
 	if (c->running > c->peak_running)
 		c->peak_running = c->running;
 	c->refs++;
+	/* (listed before it runs: it marks itself there when it ends) */
+	pthread_mutex_lock(&threads_mu);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(&thread, &attr, pool_worker, c);
+	rc = pthread_create(&t->thread, &attr, pool_worker, t);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0) {
+		t->next = threads;
+		threads = t;
+	}
+	pthread_mutex_unlock(&threads_mu);
 	pthread_attr_destroy(&attr);
 	if (rc != 0) {
 		c->running--;
 		c->refs--;
+		munmap(t->stack, t->size);
+		free(t);
 	}
 	return rc;
 }
@@ -583,6 +676,8 @@ static PyObject *pool_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 		return PyErr_NoMemory();
 	}
 	p->core = c;
+	/* (the threads of the pools before, whose stacks this one can use) */
+	reap_threads();
 	pthread_mutex_lock(&c->mu);
 	for (i = 0; i < threads && rc == 0; i++)
 		rc = pool_start_thread(c, 0);
@@ -621,6 +716,7 @@ static void pool_dealloc(Pool *p)
 		pthread_mutex_unlock(&c->mu);
 		if (last)
 			core_free(c);
+		reap_threads();
 	}
 	/* (in a forked child the copy of the Core is left alone: its lock
 	 * may have been held by a thread that does not exist here) */
@@ -969,6 +1065,8 @@ static PyObject *pool_wait_call(Pool *p, PyObject *const *args,
 	done = pool_wait_done(p, timeout);
 	if (done < 0)
 		return NULL;
+	if (stop && done)
+		reap_threads();
 	return PyBool_FromLong(done);
 }
 
@@ -1160,8 +1258,26 @@ static PyTypeObject PoolType = {
 };
 #endif /* _WIN32 */
 
+PyDoc_STRVAR(trim_doc,
+	     "trim() -> None\n\n"
+	     "Give the free pages of every malloc arena back to the system "
+	     "(glibc's malloc_trim(0), the GIL released; nothing elsewhere).  "
+	     "glibc keeps what a long-running process freed, and the arenas of "
+	     "threads that have ended, resident.");
+
+static PyObject *trim(PyObject *self, PyObject *unused)
+{
+#ifdef __GLIBC__
+	Py_BEGIN_ALLOW_THREADS
+	malloc_trim(0);
+	Py_END_ALLOW_THREADS
+#endif
+	Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
 	{"close_all", close_all, METH_O, close_all_doc},
+	{"trim", trim, METH_NOARGS, trim_doc},
 	{NULL, NULL, 0, NULL},
 };
 

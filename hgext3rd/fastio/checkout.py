@@ -30,7 +30,16 @@ new file is made without exec bits and is not a link).  The path is still
 audited.  And while an update applies its actions, the objects the
 command has made so far are frozen out of the garbage collector
 (``gc.freeze``), so that the worker processes forked for the files
-neither scan them nor copy their pages by touching them.
+neither scan them nor copy their pages by touching them.  ``gc.freeze``
+zeroes the collector's counts (every release): in a process that checks
+out again and again (a command server, hgweb) the full collection that
+stock reaches after ten collections of the middle generation would never
+come, and the cycles of every command before (repositories, with their
+revlog indexes and the maps of their caches) would stay.  So the young
+garbage is collected before each freeze (not frozen into the oldest
+generation), and the counts the freezes zeroed are kept here: once they
+make a full collection's worth, it runs before the freeze (from the
+process's second checkout on: a one-shot command never pays one here).
 
 Within a checkout, a directory that holds a file to write is never removed
 or replaced (``clearunknown`` and the backups remove or move a file, or the
@@ -62,6 +71,10 @@ _fresh_block = None
 # else had: gc.unfreeze would undo their freeze too)
 _applying = 0
 _froze = False
+# collections of the middle generation counted since the last full one,
+# across the freezes that zeroed the collector's own count (None before the
+# process's first freeze)
+_middle_collections = None
 
 
 def _holds_only_dothg(base):
@@ -69,6 +82,27 @@ def _holds_only_dothg(base):
         return os.listdir(base) == [b".hg"]
     except OSError:
         return False
+
+
+def _freeze():
+    global _middle_collections
+    if not gc.isenabled():
+        # (someone turned collections off: none made here either)
+        gc.freeze()
+        return
+    gc.collect(1)
+    # (the collection above counts as one, as stock's would)
+    counted = gc.get_count()[2]
+    if _middle_collections is None:
+        # the first checkout: what its freeze zeroes matters only to a
+        # process that checks out again (a one-shot command pays no more)
+        _middle_collections = counted
+    else:
+        _middle_collections += counted
+        if _middle_collections >= gc.get_threshold()[2]:
+            gc.collect()
+            _middle_collections = 0
+    gc.freeze()
 
 
 def apply_updates(orig, repo, mresult, wctx, *args, **kwargs):
@@ -85,7 +119,7 @@ def apply_updates(orig, repo, mresult, wctx, *args, **kwargs):
     if not _applying:
         _froze = not gc.get_freeze_count()
         if _froze:
-            gc.freeze()
+            _freeze()
     _applying += 1
     try:
         return orig(repo, mresult, wctx, *args, **kwargs)

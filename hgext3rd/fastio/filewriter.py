@@ -520,6 +520,11 @@ class FileWriter:
                 # again: give up on them now
                 complete = False
         self._finished = True
+        if complete and self._threads is not None:
+            # the threads have ended: what their arenas, and the process
+            # before them, freed goes back to the system (a long-running
+            # process would keep it resident)
+            writepool.trim()
         if self._holding:
             self._holding = False
             hold.uninstall()

@@ -32,6 +32,9 @@ with demandimport.deactivated():
 # objects always go to Python threads
 FdPool = getattr(_fdclose, "Pool", None)
 
+# the free pages of malloc's arenas given back (glibc), or nothing
+trim = getattr(_fdclose, "trim", None) or (lambda: None)
+
 # tasks (new files, directories, closes) the pool holds at once; a file
 # task holds a descriptor only while a thread runs it
 _RING = 4096
