@@ -94,6 +94,38 @@ def test_vfs_attributes(repo):
     assert compat.forced_file_mode(rawvfs) is None
 
 
+def test_revlog_of(repo):
+    # the stores a changegroup emits from: the revlog behind each
+    from mercurial import revlog
+
+    filelog = repo.file(b"a")
+    assert compat.revlog_of(filelog) is filelog._revlog
+    manifest = repo.manifestlog.getstorage(b"")
+    assert compat.revlog_of(manifest) is manifest._revlog
+    assert compat.revlog_of(repo.changelog) is repo.changelog
+    assert isinstance(filelog._revlog, revlog.revlog)
+
+
+class _NotARevlog:
+    """A file store like remotefilelog's: ``len()`` refused, and (worse)
+    every attribute it lacks refused too."""
+
+    def __len__(self):
+        raise RuntimeError("len not supported")
+
+    def __getattr__(self, name):
+        raise RuntimeError("no %s here" % name)
+
+
+def test_a_store_that_is_not_a_revlog_is_left_to_stock(repo):
+    from hgext3rd.fastio import gates
+
+    store = _NotARevlog()
+    assert compat.revlog_of(store) is None
+    assert compat.revlog_compression(store) is None
+    assert gates.reads_most(store, [b"\0" * 20]) is False
+
+
 def test_store_encoding_attributes(repo):
     encode, rawvfs = compat.encoder(repo.svfs)
     assert encode(b"data/UPPER.i") == b"data/_u_p_p_e_r.i"

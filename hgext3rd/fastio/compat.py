@@ -69,7 +69,10 @@ def set_changegroup_source(unpacker, stream):
 
 def revlog_compression(rl):
     """``(engine name, options)`` a revlog compresses with (its
-    ``feature_config``, 6.7 to 7.2), or None where it is not there."""
+    ``feature_config``, 6.7 to 7.2), or None where it is not there (or
+    ``rl`` is not a revlog: see ``revlog_of``)."""
+    if revlog_of(rl) is None:
+        return None
     features = getattr(rl, "feature_config", None)
     if features is None:
         return None
@@ -465,14 +468,22 @@ def revlog_segment_file(rl):
     return segments
 
 
-def delta_store_revlog(store):
-    """The revlog behind a store a changegroup emits revisions of (a
-    filelog's or a manifest's ``_revlog``, the changelog itself), or
-    None."""
+def revlog_of(store):
+    """The revlog behind ``store`` (a filelog's or a manifest's
+    ``_revlog``, the changelog or any revlog itself), or None when it is
+    not a revlog: remotefilelog's file store, sqlitestore's, or another
+    extension's, whose ``len()`` or revlog methods may raise (remotefilelog:
+    ``RuntimeError: len not supported``); the caller then leaves the call
+    to stock.  Nothing of ``store`` runs to answer (no ``__getattr__``, no
+    property): every check on a store Mercurial hands the extension starts
+    here."""
     from mercurial import revlog
 
-    rl = getattr(store, "_revlog", store)
-    return rl if isinstance(rl, revlog.revlog) else None
+    if isinstance(store, revlog.revlog):
+        return store
+    # filelog and manifestrevlog set it in __init__ (6.7 to 7.2)
+    inner = inspect.getattr_static(store, "_revlog", None)
+    return inner if isinstance(inner, revlog.revlog) else None
 
 
 def transaction_commit_point():

@@ -397,10 +397,14 @@ LARGE_REVLOG = 128 * 1024
 
 def reads_most(store, nodes):
     """Whether emitting ``nodes`` of ``store`` reads most of a large data
-    file (a clone, a first pull), not a few revisions of it.  (The revlog
-    is found as ``compat.delta_store_revlog`` finds it, which ``serving``
-    then checks: a pull of a few revisions loads no more.)"""
-    rl = getattr(store, "_revlog", store)
+    file (a clone, a first pull), not a few revisions of it.  A store that
+    is not a revlog (``compat.revlog_of``: remotefilelog's, whose ``len()``
+    raises) is left to stock."""
+    from . import compat
+
+    rl = compat.revlog_of(store)
+    if rl is None:
+        return False
     try:
         count = len(rl)
         if not count or len(nodes) * 2 < count:

@@ -264,7 +264,7 @@ def deltagroup(repo, store, nodes, revisions):
     buffer."""
     if not compat.supported(repo.ui, b"changegroup generation", _changegroup_problems):
         return revisions
-    revlog = compat.delta_store_revlog(store)
+    revlog = compat.revlog_of(store)
     if revlog is None:
         return revisions
     size = config.settings(repo.ui).read_buffer
