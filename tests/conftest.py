@@ -122,6 +122,10 @@ def cram_environment(tmpdir):
 # at the end (per-file times of a serial 7.2.4 run and a 4-worker 6.7.4
 # run, 2026-12-07); an order only, files not listed follow in pytest's order
 SLOW_FIRST = [
+    "test_cmdserver_growth.py",
+    "test_options.py",
+    "test-pending.t",
+    "test-remotefilelog.t",
     "test_durable.py",
     "test_package.py",
     "test-serve.t",
