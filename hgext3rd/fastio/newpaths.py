@@ -239,13 +239,10 @@ def _read_plain_file(path):
         fd = os.open(path, _O_READ)
     except OSError:
         return b""
-    try:
+    with os.fdopen(fd, "rb") as fh:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return b""
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            return fh.read()
-    finally:
-        os.close(fd)
+        return fh.read()
 
 
 def _entries(data, roots):
