@@ -11,8 +11,8 @@ STAMP = $(VENV)/.installed-xdist
 
 all: test
 
-$(STAMP): pyproject.toml setup.py hgext3rd/fastio/_fdclose.c \
-	  hgext3rd/fastio/_streamscan.c hgext3rd/fastio/_populate.c
+$(STAMP): pyproject.toml setup.py hgext3rd/fastio/writer/_writepool.c \
+	  hgext3rd/fastio/apply/_streamscan.c hgext3rd/fastio/mmap/_populate.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "mercurial==$(HG)" pytest pytest-xdist cram

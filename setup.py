@@ -7,20 +7,20 @@ setup(
     ext_modules=[
         # the file writer's pool of threads that never take the GIL
         Extension(
-            "hgext3rd.fastio._fdclose",
-            ["hgext3rd/fastio/_fdclose.c"],
+            "hgext3rd.fastio.writer._writepool",
+            ["hgext3rd/fastio/writer/_writepool.c"],
             optional=True,
         ),
         # the stream name pre-scan's walk over plain records
         Extension(
-            "hgext3rd.fastio._streamscan",
-            ["hgext3rd/fastio/_streamscan.c"],
+            "hgext3rd.fastio.apply._streamscan",
+            ["hgext3rd/fastio/apply/_streamscan.c"],
             optional=True,
         ),
         # mmap population off the GIL (fastio.mmap-populate)
         Extension(
-            "hgext3rd.fastio._populate",
-            ["hgext3rd/fastio/_populate.c"],
+            "hgext3rd.fastio.mmap._populate",
+            ["hgext3rd/fastio/mmap/_populate.c"],
             optional=True,
         ),
     ],

@@ -15,7 +15,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from hgext3rd.fastio import filewriter, writepool, writethreads  # noqa: E402
+from hgext3rd.fastio.writer import filewriter, writepool, writethreads
 
 
 def run(kind, count, directory):

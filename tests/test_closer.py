@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mercurial import error  # noqa: E402
 
-from hgext3rd.fastio import filewriter, signals, writepool, writethreads  # noqa: E402
+from hgext3rd.fastio.writer import filewriter, signals, writepool, writethreads
 
 
 class FakeFile:
@@ -227,12 +227,12 @@ def descriptor_closing(request, monkeypatch):
     threads, Python threads closing batches in C, or one os.close each."""
     if request.param == "pool":
         if writepool.FdPool is None:
-            pytest.skip("_fdclose.Pool is not built")
+            pytest.skip("_writepool.Pool is not built")
         return request.param
     monkeypatch.setattr(writepool, "FdPool", None)
     if request.param == "batch-in-c":
         if writethreads.close_fds is None:
-            pytest.skip("_fdclose is not built")
+            pytest.skip("_writepool is not built")
     else:
         monkeypatch.setattr(writethreads, "close_fds", None)
     return request.param
@@ -346,7 +346,7 @@ def test_descriptors_close_in_background_batches(tmp_path, descriptor_closing):
             os.fstat(fd)
 
 
-@pytest.mark.skipif(writepool.FdPool is None, reason="_fdclose.Pool is not built")
+@pytest.mark.skipif(writepool.FdPool is None, reason="_writepool.Pool is not built")
 def test_pool_bounds_pending_and_threads():
     pool = writepool.FdPool(8, 1, 2)
     fds = [os.open(os.devnull, os.O_RDONLY) for __ in range(200)]

@@ -23,7 +23,7 @@ from mercurial import (  # noqa: E402
     vfs as vfsmod,
 )
 
-from hgext3rd.fastio import compat  # noqa: E402
+from hgext3rd.fastio import compat
 
 
 @pytest.fixture(scope="module")

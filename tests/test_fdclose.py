@@ -1,4 +1,4 @@
-"""Unit tests of _fdclose (close_all and the C Pool) and of what the
+"""Unit tests of _writepool (close_all and the C Pool) and of what the
 file writer does with them: nothing leaks, no failure is lost, a fork is safe,
 a hung close does not hold the owner."""
 
@@ -18,10 +18,10 @@ sys.path.insert(0, ROOT)
 
 from mercurial import error  # noqa: E402
 
-from hgext3rd.fastio import filewriter, writepool, writethreads  # noqa: E402
+from hgext3rd.fastio.writer import filewriter, writepool, writethreads
 
 needs_c = pytest.mark.skipif(
-    writethreads.close_fds is None, reason="_fdclose not built"
+    writethreads.close_fds is None, reason="_writepool not built"
 )
 needs_pool = pytest.mark.skipif(writepool.FdPool is None, reason="no C Pool")
 
@@ -127,7 +127,7 @@ _EINTR = """
 import os, sys
 sys.path.insert(0, sys.argv[1])
 from mercurial import error
-from hgext3rd.fastio import filewriter, writepool
+from hgext3rd.fastio.writer import filewriter, writepool
 if os.environ["KIND"] == "threads":
     writepool.FdPool = None
 d = os.environ["DIR"]
@@ -171,7 +171,7 @@ def test_eintr_from_close_is_a_failure(tmp_path, kind):
 _FORK = """
 import os, sys, time
 sys.path.insert(0, sys.argv[1])
-from hgext3rd.fastio import filewriter
+from hgext3rd.fastio.writer import filewriter
 d = os.environ["DIR"]
 def opened(prefix, n):
     return [os.open(os.path.join(d, "%s%d" % (prefix, i)), os.O_CREAT | os.O_WRONLY)
@@ -256,7 +256,7 @@ def hang_env(tmp_path):
 _HANG = """
 import os, sys, time
 sys.path.insert(0, sys.argv[1])
-from hgext3rd.fastio import writepool
+from hgext3rd.fastio.writer import writepool
 d = os.environ["DIR"]
 pool = writepool.FdPool(8, 2, 2)
 fds = [os.open(os.path.join(d, n), os.O_CREAT | os.O_WRONLY)
@@ -290,7 +290,7 @@ def test_pool_gives_up_on_a_hung_close(tmp_path):
 _FULL = """
 import _thread, os, sys, threading
 sys.path.insert(0, sys.argv[1])
-from hgext3rd.fastio import writepool
+from hgext3rd.fastio.writer import writepool
 d = os.environ["DIR"]
 def fd(name):
     return os.open(os.path.join(d, name), os.O_CREAT | os.O_WRONLY)

@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mercurial import extensions, hg, transaction, ui as uimod  # noqa: E402
 
-from hgext3rd.fastio import compat  # noqa: E402
+from hgext3rd.fastio import compat
 
 NAMES = [b"data/a/f%d.i" % i for i in range(20)] + [
     b"data/a/f3.i",  # twice in one batch

@@ -47,7 +47,7 @@ sys.exit(code)
 # package, which holds the tables Mercurial reads at load, the setups, the
 # loader hook and the wrappers of the modules every command loads (vfs,
 # util, dispatch, merge, hgweb); what serves them loads at their first call
-# with work to do (vfsclose, mmapwire, checkout, preload); and Python's
+# with work to do (vfsclose, sessions, checkout, preload); and Python's
 # built-in atexit (the setups never run go at exit)
 ALLOWED = {"hgext_fastio", "atexit"}
 
@@ -138,14 +138,14 @@ def test_nothing_heavy_loaded_by_name(repo, args):
 # the extension's changegroup apply machinery: a small changegroup is
 # applied as stock applies it (gates.SMALL_CHANGESETS)
 APPLY_MACHINERY = {
-    "hgext_fastio.changegroup",
-    "hgext_fastio.revlogwriter",
-    "hgext_fastio.filewriter",
-    "hgext_fastio.writestrategy",
-    "hgext_fastio.compressors",
-    "hgext_fastio.buffers",
-    "hgext_fastio.report",
-    "hgext_fastio.newpaths",
+    "hgext_fastio.apply.changegroup",
+    "hgext_fastio.apply.revlogwriter",
+    "hgext_fastio.writer.filewriter",
+    "hgext_fastio.writer.writestrategy",
+    "hgext_fastio.apply.compressors",
+    "hgext_fastio.apply.buffers",
+    "hgext_fastio.diag.report",
+    "hgext_fastio.txn.newpaths",
 }
 
 # what an unbundle of one changeset in a small repository uses none of: the
@@ -156,16 +156,16 @@ APPLY_MACHINERY = {
 # threshold)
 NOT_FOR_ONE_CHANGESET = APPLY_MACHINERY | {
     # (loaded by fastio.compress-ahead only)
-    "hgext_fastio.precompress",
-    "hgext_fastio.serving",
-    "hgext_fastio.bundleio",
-    "hgext_fastio.streamclone",
-    "hgext_fastio.storewriter",
-    "hgext_fastio.prescan",
-    "hgext_fastio.prefetch",
-    "hgext_fastio.mmapwire",
-    "hgext_fastio.mmappolicy",
-    "hgext_fastio._populate",
+    "hgext_fastio.apply.precompress",
+    "hgext_fastio.serve.serving",
+    "hgext_fastio.serve.bundleio",
+    "hgext_fastio.apply.streamclone",
+    "hgext_fastio.apply.storewriter",
+    "hgext_fastio.apply.prescan",
+    "hgext_fastio.apply.prefetch",
+    "hgext_fastio.sessions",
+    "hgext_fastio.mmap.mmappolicy",
+    "hgext_fastio.mmap._populate",
 }
 
 
@@ -203,7 +203,8 @@ def test_one_changeset_unbundle_loads_what_it_uses(repo, tmp_path, small_applies
 def test_modes_spelled_out_in_config_are_the_writers():
     # config reads modes without loading the file writer
     sys.path.insert(0, ROOT)
-    from hgext3rd.fastio import config, filewriter
+    from hgext3rd.fastio import config
+    from hgext3rd.fastio.writer import filewriter
 
     writer_modes = {
         filewriter.MODE_AUTO,

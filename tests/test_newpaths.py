@@ -17,7 +17,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mercurial import hg, ui as uimod  # noqa: E402
 
-from hgext3rd.fastio import filewriter, newpaths, storewriter  # noqa: E402
+from hgext3rd.fastio.writer import filewriter
+from hgext3rd.fastio.txn import newpaths
+from hgext3rd.fastio.apply import storewriter
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HG = os.path.join(os.path.dirname(sys.executable), "hg")
@@ -103,7 +105,8 @@ def test_recover_removes_what_a_killed_apply_recorded(repo, tmp_path):
         "import os, signal, sys\n"
         "sys.path.insert(0, %r)\n"
         "from mercurial import hg, ui as uimod\n"
-        "from hgext3rd.fastio import filewriter, storewriter\n"
+        "from hgext3rd.fastio.writer import filewriter\n"
+        "from hgext3rd.fastio.apply import storewriter\n"
         "repo = hg.repository(uimod.ui.load(), %r)\n"
         "lock = repo.lock()\n"
         "tr = repo.transaction(b'test')\n"

@@ -68,7 +68,7 @@ def test_build_has_no_deprecation_warning(dist):
 
 
 def test_c_sources_are_in_the_sdist_not_in_the_wheel(dist):
-    helpers = {"_fdclose.c", "_streamscan.c", "_populate.c"}
+    helpers = {"_writepool.c", "_streamscan.c", "_populate.c"}
     with tarfile.open(dist[0]) as sdist:
         names = {os.path.basename(n) for n in sdist.getnames()}
     assert helpers <= names
@@ -114,8 +114,8 @@ def install_and_use(tmp_path, package, env=None):
             str(venv / "bin" / "python"),
             "-c",
             "import importlib.util as u; print("
-            "u.find_spec('hgext3rd.fastio._fdclose') is not None, "
-            "u.find_spec('hgext3rd.fastio._streamscan') is not None)",
+            "u.find_spec('hgext3rd.fastio.writer._writepool') is not None, "
+            "u.find_spec('hgext3rd.fastio.apply._streamscan') is not None)",
         ],
         cwd=str(tmp_path),  # not this checkout's hgext3rd
     )

@@ -15,7 +15,8 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from hgext3rd.fastio import compat, mmappolicy  # noqa: E402
+from hgext3rd.fastio import compat
+from hgext3rd.fastio.mmap import mmappolicy
 
 P = mmappolicy.helper()
 needs_helper = pytest.mark.skipif(P is None, reason="_populate not built")
@@ -211,7 +212,7 @@ def test_fallbacks_are_found_at_run_time(tmp_path, shim, refused, expected):
     script = textwrap.dedent("""
         import mmap, sys
         sys.path.insert(0, %r)
-        from hgext3rd.fastio import _populate as P
+        from hgext3rd.fastio.mmap import _populate as P
         f = open(%r, "rb")
         m = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ)
         job = P.start(m)
@@ -236,7 +237,7 @@ COMMANDS = textwrap.dedent("""
         from mercurial.main_script import request
     except ImportError:  # 6.7
         request = dispatch.request
-    from hgext3rd.fastio import _populate, mmappolicy
+    from hgext3rd.fastio.mmap import _populate, mmappolicy
     threads = threading.active_count()
     summaries = []
     for n in range(3):

@@ -14,7 +14,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from hgext3rd.fastio import precompress  # noqa: E402
+from hgext3rd.fastio.apply import precompress
 
 HEADER = 102  # a cg3 delta header
 

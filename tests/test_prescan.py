@@ -11,7 +11,7 @@ import pytest
 from mercurial import error
 
 import bundlekit
-from hgext3rd.fastio import prescan
+from hgext3rd.fastio.apply import prescan
 
 WALKERS = ["python"] + (["c"] if prescan._streamscan is not None else [])
 

@@ -154,7 +154,7 @@ def test_memory_flat(work):
 _BURST = """
 import os, sys, time
 sys.path.insert(0, sys.argv[1])
-from hgext3rd.fastio import writepool
+from hgext3rd.fastio.writer import writepool
 pool = writepool.FdPool(64, 8, 8)
 fds = [os.open(os.path.join(sys.argv[2], "f%d" % i), os.O_WRONLY | os.O_CREAT)
        for i in range(64)]
@@ -172,7 +172,7 @@ def test_pool_burst_wakes_every_thread(work, tmp_path):
     a burst of 64 closes of 20 ms on 8 threads must still run 8 at a time
     (about 0.16 s; 1.28 s if a single thread did them all)."""
     tmp, env, so, __ = work
-    from hgext3rd.fastio import writepool
+    from hgext3rd.fastio.writer import writepool
 
     if writepool.FdPool is None:
         pytest.skip("no native closing pool")

@@ -19,7 +19,8 @@ import weakref
 
 import pytest
 
-from hgext3rd.fastio import filewriter, revlogwriter, signals
+from hgext3rd.fastio.writer import filewriter, signals
+from hgext3rd.fastio.apply import revlogwriter
 from mercurial import vfs as vfsmod
 
 

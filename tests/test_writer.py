@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mercurial import error  # noqa: E402
 
-from hgext3rd.fastio import filewriter, writepool  # noqa: E402
+from hgext3rd.fastio.writer import filewriter, writepool
 
 from conftest import ROOT, TESTDIR, build_preload  # noqa: E402
 
@@ -25,7 +25,7 @@ KINDS = ["pool", "python-threads", "inline"]
 def make_writer(kind, monkeypatch=None, **options):
     if kind == "pool":
         if writepool.FdPool is None:
-            pytest.skip("_fdclose.Pool is not built")
+            pytest.skip("_writepool.Pool is not built")
         return filewriter.FileWriter(mode=filewriter.MODE_ALWAYS, **options)
     if kind == "python-threads":
         if monkeypatch is not None:
@@ -93,7 +93,7 @@ def test_threads_start_within_their_bound(tmp_path, monkeypatch, kind, bounds):
     if mode == AUTO and kind != "pool":
         pytest.skip("auto mode makes new files on threads with the C pool only")
     if kind == "pool" and writepool.FdPool is None:
-        pytest.skip("_fdclose.Pool is not built")
+        pytest.skip("_writepool.Pool is not built")
     if kind == "python-threads":
         monkeypatch.setattr(writepool, "FdPool", None)
     # (and on a second core)
@@ -168,7 +168,7 @@ _UNDER_SHIM = textwrap.dedent("""
     import os, sys
     sys.path.insert(0, %(root)r)
     from mercurial import error
-    from hgext3rd.fastio import filewriter, writepool
+    from hgext3rd.fastio.writer import filewriter, writepool
     kind, base = sys.argv[1], os.fsencode(sys.argv[2])
     if kind == "python-threads":
         writepool.FdPool = None
@@ -195,7 +195,7 @@ _UNDER_SHIM = textwrap.dedent("""
 @pytest.mark.parametrize("position", ["first", "middle", "last"])
 def test_failing_write_or_close_aborts(tmp_path, faultshim, kind, step, position):
     if kind == "pool" and writepool.FdPool is None:
-        pytest.skip("_fdclose.Pool is not built")
+        pytest.skip("_writepool.Pool is not built")
     name = {"first": "f00", "middle": "f20", "last": "f39"}[position]
     env = dict(os.environ, LD_PRELOAD=faultshim)
     env["FASTIO_FAIL_" + step] = "/d/" + name
@@ -214,7 +214,7 @@ def test_failing_write_or_close_aborts(tmp_path, faultshim, kind, step, position
     ]
 
 
-@pytest.mark.skipif(writepool.FdPool is None, reason="_fdclose.Pool is not built")
+@pytest.mark.skipif(writepool.FdPool is None, reason="_writepool.Pool is not built")
 def test_content_in_flight_is_bounded(tmp_path):
     # one thread, files of 100 KB, a budget of 1 MB: the producer waits
     pool = writepool.FdPool(64, 1, 1, budget=1 << 20, ring=4096)
@@ -231,7 +231,7 @@ def test_content_in_flight_is_bounded(tmp_path):
     assert len(os.listdir(str(tmp_path))) == 200
 
 
-@pytest.mark.skipif(writepool.FdPool is None, reason="_fdclose.Pool is not built")
+@pytest.mark.skipif(writepool.FdPool is None, reason="_writepool.Pool is not built")
 def test_threads_never_outnumber_the_descriptor_bound():
     writer = filewriter.FileWriter(
         mode=filewriter.MODE_ALWAYS, max_threads=64, max_pending=4, threads=0
@@ -239,7 +239,7 @@ def test_threads_never_outnumber_the_descriptor_bound():
     assert writer._max_threads == 4
 
 
-@pytest.mark.skipif(writepool.FdPool is None, reason="_fdclose.Pool is not built")
+@pytest.mark.skipif(writepool.FdPool is None, reason="_writepool.Pool is not built")
 @pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no tmpfs at /dev/shm")
 def test_pool_grows_only_while_its_threads_wait(faultshim):
     # closes that sleep 20 ms (a slow filesystem) make the pool grow from
@@ -253,9 +253,9 @@ def test_pool_grows_only_while_its_threads_wait(faultshim):
     script = textwrap.dedent("""
         import os, sys
         sys.path.insert(0, %r)
-        from hgext3rd.fastio import _fdclose
+        from hgext3rd.fastio.writer import _writepool
         base = os.fsencode(sys.argv[1])
-        pool = _fdclose.Pool(64, 2, 64, ring=4096)
+        pool = _writepool.Pool(64, 2, 64, ring=4096)
         pool.submit_files([
             (os.path.join(base, b"f%%d" %% i), b"x", -1, b"f", -1)
             for i in range(300)

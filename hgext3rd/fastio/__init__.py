@@ -519,7 +519,7 @@ def debugfastio_command(ui, repo, **opts):
     chooses from the slower.  Unless ``--no-cache`` is given, the
     measurement is stored for ``auto`` mode (see ``fastio.probe-max-age``).
     """
-    from . import debugfastio as implementation
+    from .diag import debugfastio as implementation
 
     return implementation.run(ui, repo, **opts)
 
@@ -624,7 +624,7 @@ def _clone(orig, ui, *args, **opts):
     # fastio.durable flushes the checkout a clone ends with
     if not ui.configbool(b"fastio", b"durable"):
         return orig(ui, *args, **opts)
-    from . import durable
+    from .txn import durable
 
     with durable.flushing_clones():
         return orig(ui, *args, **opts)
@@ -836,7 +836,7 @@ _finder = _Finder()
 #
 # A function keeps its module's globals alive, and what they hold: this
 # module's globals hold no module of the extension's machinery (a wrapper
-# defined in ``mmapwire`` or ``vfsclose`` cost every ``hg status`` 1.5 ms
+# defined in ``sessions`` or ``vfsclose`` cost every ``hg status`` 1.5 ms
 # at exit), and these wrappers are taken out at exit (``_unwire``).
 #
 # A mapping the population policy leaves alone (below
@@ -883,7 +883,7 @@ def _unwire():
 def wire_util(ui):
     from mercurial import dispatch, util
 
-    # every mapping of store data: the population policy (mmapwire)
+    # every mapping of store data: the population policy (sessions)
     _wrap(util, "mmapread", mmapread)
     # each command's population session, ended with the command
     _wrap(dispatch, "runcommand", runcommand)
@@ -941,7 +941,7 @@ def wire_hgweb(ui):
         def wire_app(loaded, cls=cls):
             # loaded now (first_request must not run a lazy module's code
             # in a request thread)
-            from . import preload
+            from .serve import preload
 
             preload.done()
             _wrap(getattr(loaded, cls), "__call__", first_request)
@@ -958,14 +958,14 @@ def wire_hgweb(ui):
 def run_service(orig, self, *args, **kwargs):
     # hg serve: its application and listening socket are made, no request
     # thread runs yet
-    from . import preload
+    from .serve import preload
 
     preload.once(self.ui)
     return orig(self, *args, **kwargs)
 
 
 def first_request(orig, self, env, respond):
-    from . import preload
+    from .serve import preload
 
     if not preload.done():
         preload.once(getattr(self, "ui", None))
@@ -982,9 +982,9 @@ def mmapread(orig, fp, size=None, pre_populate=True):
             if populated:
                 return orig(fp, size)
             return _unpopulated(orig, fp, size)
-    from . import mmapwire
+    from .mmap import sessions
 
-    return mmapwire.mmapread(orig, fp, size, pre_populate)
+    return sessions.mmapread(orig, fp, size, pre_populate)
 
 
 # fastio.mmap-populate values (mmappolicy.POLICIES) under which a small
@@ -1041,8 +1041,9 @@ def _helper_built():
     import importlib.machinery
     import sys
 
-    path = sys.modules[__package__].__path__
-    spec = importlib.machinery.PathFinder.find_spec(__package__ + "._populate", path)
+    package = __package__ + ".mmap"
+    path = [sys.modules[__package__].__path__[0] + "/mmap"]
+    spec = importlib.machinery.PathFinder.find_spec(package + "._populate", path)
     return spec is not None
 
 
@@ -1062,7 +1063,7 @@ def _unpopulated(orig, fp, size):
 
 class RunningCommand:
     """A command ``dispatch.runcommand`` is running: its ui, and the mmap
-    population session it began at its first mapping (``mmapwire``)."""
+    population session it began at its first mapping (``sessions``)."""
 
     __slots__ = ("ui", "session", "small_mappings")
 
@@ -1093,12 +1094,12 @@ def runcommand(orig, lui, repo, *args, **kwargs):
         _running.remove(command)
         if command.session is not None:
             # no population job outlives its command
-            from . import mmapwire
+            from .mmap import sessions
 
-            mmapwire.end_command(command.session)
+            sessions.end_command(command.session)
 
 
 def backgroundclosing(orig, self, ui, *args, **kwargs):
-    from . import vfsclose
+    from .writer import vfsclose
 
     return vfsclose.backgroundclosing(orig, self, ui, *args, **kwargs)

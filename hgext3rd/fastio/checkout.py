@@ -169,7 +169,7 @@ def block(wvfs):
         # (nested: the outer block's)
         yield
         return
-    from . import compressors
+    from .apply import compressors
 
     if not _wired:
         from mercurial import context, extensions, util, vfs as vfsmod

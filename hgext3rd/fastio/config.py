@@ -194,7 +194,7 @@ class Settings:
             or repovfs is None
         ):
             return None
-        from . import autotune
+        from .diag import autotune
 
         return autotune.Tuning(ui, repovfs, path, self.probe_max_age_s)
 
@@ -204,7 +204,7 @@ class Settings:
         """The file writer of an operation writing ``expectedcount`` files
         (-1: unknown) into ``destinations`` vfs (stock starts a closer, and
         says so under --debug, for each); ``tuning`` is auto mode's cache."""
-        from . import filewriter
+        from .writer import filewriter
 
         mode, threads = self.close_mode, self.close_threads
         if self.stock_close is not None:
@@ -239,7 +239,7 @@ def settings(ui):
 
 def mmap_policy(ui):
     """The mmap population policy ``ui`` asks for (see ``mmappolicy``)."""
-    from . import mmappolicy
+    from .mmap import mmappolicy
 
     requested = ui.config(SECTION, b"mmap-populate").strip().lower()
     if requested not in mmappolicy.POLICIES:

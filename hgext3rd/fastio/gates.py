@@ -54,19 +54,19 @@ def wire_stream_apply(ui):
 
 
 def consume_v1(orig, repo, *args, **kwargs):
-    from . import streamclone
+    from .apply import streamclone
 
     return streamclone.consume("consumev1", orig, repo, *args, **kwargs)
 
 
 def consume_v2(orig, repo, *args, **kwargs):
-    from . import streamclone
+    from .apply import streamclone
 
     return streamclone.consume("consumev2", orig, repo, *args, **kwargs)
 
 
 def consume_v3(orig, repo, *args, **kwargs):
-    from . import streamclone
+    from .apply import streamclone
 
     return streamclone.consume("consumev3", orig, repo, *args, **kwargs)
 
@@ -120,7 +120,8 @@ def apply_changegroup(orig, self, repo, tr, *args, **kwargs):
 def _apply(orig, self, repo, tr, *args, **kwargs):
     ui = repo.ui
     if ui.configbool(b"fastio", b"durable"):
-        from . import config, durable
+        from . import config
+        from .txn import durable
 
         durable.request(repo, tr, config.settings(ui))
     small = _small
@@ -129,7 +130,7 @@ def _apply(orig, self, repo, tr, *args, **kwargs):
     if not (
         ui.configbool(b"devel", b"fastio.small-applies") and _is_small(args, kwargs)
     ):
-        from . import changegroup
+        from .apply import changegroup
 
         return changegroup.engaged(
             b"changegroup",
@@ -165,7 +166,7 @@ def addchangegroupfiles(orig, repo, source, revmap, trp, expected, *args, **kw):
     small = getattr(_small, "current", None)
     if small is None or small[0] is not source or expected < SMALL_FILES:
         return orig(repo, source, revmap, trp, expected, *args, **kw)
-    from . import changegroup
+    from .apply import changegroup
 
     return changegroup.engaged(
         b"changegroup files",
@@ -182,7 +183,7 @@ def checked_filelogheader(orig, self):
     # names Mercurial cannot store: its manifest refuses to commit them, its
     # fncache and journal are lists of lines
     if name and (b"\0" in name or b"\n" in name or b"\r" in name):
-        from . import storewriter
+        from .apply import storewriter
 
         raise _corrupt(
             b"corrupt changegroup: invalid file name %s", storewriter.stringify(name)
@@ -228,7 +229,7 @@ _JOURNAL = b"journal"
 def rollback(orig, opener, vfsmap, file, *args, **kwargs):
     if file != _JOURNAL:
         return orig(opener, vfsmap, file, *args, **kwargs)
-    from . import recovery
+    from .txn import recovery
 
     return recovery.rollback(orig, opener, vfsmap, file, *args, **kwargs)
 
@@ -278,7 +279,7 @@ def wire_bundle_writes(ui):
 def readbundle(orig, ui, fh, *args, **kwargs):
     if _read_as_stock(ui, fh):
         return orig(ui, fh, *args, **kwargs)
-    from . import bundleio
+    from .serve import bundleio
 
     return bundleio.readbundle(orig, ui, fh, *args, **kwargs)
 
@@ -314,25 +315,25 @@ def _read_as_stock(ui, fh):
 
 
 def fetch_clonebundle(orig, *args, **kwargs):
-    from . import bundleio
+    from .serve import bundleio
 
     return bundleio.fetch_clonebundle(orig, *args, **kwargs)
 
 
 def applybundlev1(orig, repo, *args, **kwargs):
-    from . import bundleio
+    from .serve import bundleio
 
     return bundleio.applybundlev1(orig, repo, *args, **kwargs)
 
 
 def writetempbundle(orig, self, *args, **kwargs):
-    from . import bundleio
+    from .serve import bundleio
 
     return bundleio.writetempbundle(orig, self, *args, **kwargs)
 
 
 def writechunks(orig, ui, *args, **kwargs):
-    from . import bundleio
+    from .serve import bundleio
 
     return bundleio.writechunks(orig, ui, *args, **kwargs)
 
@@ -361,13 +362,13 @@ def wire_changegroup_generation(ui):
 
 
 def emit(orig, repo, *args, **kwargs):
-    from . import serving
+    from .serve import serving
 
     return serving.emit(orig, repo, *args, **kwargs)
 
 
 def generatev1(orig, repo, *args, **kwargs):
-    from . import serving
+    from .serve import serving
 
     return serving.generatev1(orig, repo, *args, **kwargs)
 
@@ -377,7 +378,7 @@ def makestream(orig, repo, *args, **kwargs):
     # alone: config.settings reads them all)
     if not repo.ui.configbool(b"fastio", b"report"):
         return orig(repo, *args, **kwargs)
-    from . import serving
+    from .serve import serving
 
     return serving.makestream(orig, repo, *args, **kwargs)
 
@@ -386,7 +387,7 @@ def deltagroup(orig, repo, store, nodes, *args, **kwargs):
     revisions = orig(repo, store, nodes, *args, **kwargs)
     if not reads_most(store, nodes):
         return revisions
-    from . import serving
+    from .serve import serving
 
     return serving.deltagroup(repo, store, nodes, revisions)
 

@@ -1246,7 +1246,7 @@ static PyGetSetDef pool_getset[] = {
 };
 
 static PyTypeObject PoolType = {
-	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "_fdclose.Pool",
+	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "_writepool.Pool",
 	.tp_basicsize = sizeof(Pool),
 	.tp_dealloc = (destructor)pool_dealloc,
 	.tp_flags = Py_TPFLAGS_DEFAULT,
@@ -1282,11 +1282,11 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-	PyModuleDef_HEAD_INIT, "_fdclose",
+	PyModuleDef_HEAD_INIT, "_writepool",
 	"Close batches of file descriptors without the GIL.", -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__fdclose(void)
+PyMODINIT_FUNC PyInit__writepool(void)
 {
 	PyObject *m = PyModule_Create(&module);
 	if (m == NULL)

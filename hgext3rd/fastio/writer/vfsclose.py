@@ -16,7 +16,8 @@ import contextlib
 
 from mercurial import util, vfs as vfsmod
 
-from . import compat, config, report
+from .. import compat, config
+from ..diag import report
 
 # the vfs whose backgroundclosing block is being entered: stock makes its
 # closer (ours, below) while entering, on the main thread only
@@ -91,7 +92,7 @@ def backgroundclosing(orig, self, ui, *args, **kwargs):
     """``vfs.backgroundclosing``, as ``__init__`` wraps it."""
     with contextlib.ExitStack() as stack:
         if getattr(self, "_fastio_repo", (None, None, None))[2] == _WORKING_COPY:
-            from . import checkout
+            from .. import checkout
 
             stack.enter_context(checkout.block(self))
         if not _served(ui, orig):

@@ -44,7 +44,8 @@ import weakref
 
 from mercurial import pycompat, util, vfs as vfsmod
 
-from . import compat, filewriter, signals
+from .. import compat
+from ..writer import filewriter, signals
 
 # signals wait while a descriptor is between its open and the file writer
 _hold = signals.hold

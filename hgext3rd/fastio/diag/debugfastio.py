@@ -5,19 +5,10 @@ the package's ``__init__``, loaded only when the command runs)."""
 from mercurial.i18n import _
 from mercurial import pycompat, util
 
-from . import (
-    PROBE_FILES,
-    autotune,
-    compat,
-    config,
-    configtable,
-    filewriter,
-    metadata,
-    mmappolicy,
-    mmapwire,
-    probe,
-    report,
-)
+from .. import PROBE_FILES, compat, config, configtable, metadata
+from . import autotune, probe, report
+from ..writer import filewriter
+from ..mmap import mmappolicy, sessions as sessions
 
 
 def _settings_lines(ui):
@@ -58,7 +49,7 @@ def _auto_choice(settings, median_ns):
 def _mmap_population(ui, repo):
     """The population policy, and what it does with the changelog index
     (mapped when Mercurial maps it: loaded here, population waited for)."""
-    session = mmapwire.session()
+    session = sessions.session()
     ui.write(_(b"mmap populate: %s\n") % session.policy.describe())
     ui.debug(
         b"fastio: mmap: helper %s, stock's population: %s\n"

@@ -22,7 +22,8 @@ import struct
 
 from mercurial import store
 
-from . import buffers, compat, storewriter
+from . import buffers, storewriter
+from .. import compat
 
 try:
     from . import _streamscan

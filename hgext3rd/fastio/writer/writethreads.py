@@ -4,7 +4,7 @@ built (Windows, no compiler).
 
 Tasks are handed over in batches of up to :data:`_BATCH`, one queue item
 each, so that a thread takes the GIL once for the lot.  A thread closes a
-batch of descriptors with ``_fdclose.close_all`` (the GIL released once)
+batch of descriptors with ``_writepool.close_all`` (the GIL released once)
 when it is built, else one ``os.close`` each; it makes a new file (create,
 write, close) with one system call after the other, each releasing the
 GIL.  When the tasks pending reach the bound (``fastio.max-pending-closes``,
@@ -22,21 +22,12 @@ from mercurial import error
 
 from . import writeinline
 from .signals import hold
-from .writepool import _fdclose
-from .writestrategy import (
-    NEW_FLAGS,
-    STEP_CLOSE,
-    STEP_CREATE,
-    STEP_WRITE,
-    Background,
-    close_handle,
-    close_now,
-    step_error,
-)
+from .writepool import _writepool
+from .writestrategy import NEW_FLAGS, STEP_CLOSE, STEP_CREATE, STEP_WRITE, Background, close_handle, close_now, step_error
 
 # closes a list of descriptors with the GIL released once (built from
-# _fdclose.c when a compiler was there); else one os.close per handle
-close_fds = getattr(_fdclose, "close_all", None)
+# _writepool.c when a compiler was there); else one os.close per handle
+close_fds = getattr(_writepool, "close_all", None)
 
 # handles queued together (the bound on pending handles counts them too)
 _BATCH = 16

@@ -39,7 +39,7 @@ import weakref
 
 from mercurial import util
 
-from . import compat
+from .. import compat
 
 # the list's name: this prefix and a random token (hex)
 LIST_PREFIX = b"fastio-newpaths-"

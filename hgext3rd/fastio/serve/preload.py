@@ -35,7 +35,7 @@ import pkgutil
 import sys
 import threading
 
-from . import is_lazy, pending
+from .. import is_lazy, pending
 
 _lock = threading.Lock()
 _done = False
@@ -88,10 +88,11 @@ def once(ui=None):
 
 def load_everything():
     loaded = Loaded()
-    package = __name__.rpartition(".")[0]
-    here = os.path.dirname(os.path.abspath(__file__))
-    for info in pkgutil.iter_modules([here]):
-        if _load(package + "." + info.name, loaded):
+    # every module of the extension, its packages' too
+    package = __name__.rsplit(".", 2)[0]
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for info in pkgutil.walk_packages([here], package + "."):
+        if _load(info.name, loaded):
             loaded.extension += 1
     # hgweb's modules: a function may import one (6.7's request.py imports
     # wsgiheaders as a request starts), out of reach of the loop below

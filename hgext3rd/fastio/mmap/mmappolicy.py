@@ -4,7 +4,7 @@ Mercurial maps store data (revlog indexes above
 ``storage.revlog.mmap.index:size-threshold``, persistent nodemaps, the
 file index, the branch cache) through ``util.mmapread``, after checking
 that mmap is safe for the file.  ``map_file`` takes the place of that
-function (``mmapwire`` puts it there) and decides only how the mapping is
+function (``sessions`` puts it there) and decides only how the mapping is
 populated, never whether there is one:
 
 ``never``       mapped without population: pages fault in when read
@@ -26,7 +26,7 @@ import os
 import threading
 import time
 
-from . import compat
+from .. import compat
 
 try:
     from . import _populate

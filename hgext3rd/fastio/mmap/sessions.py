@@ -13,7 +13,8 @@ the others).
 
 import threading
 
-from . import config, mmappolicy, running_command
+from .. import config, running_command
+from . import mmappolicy
 
 _stop_at_exit = []
 # a server's request threads map files under the command serving them

@@ -24,7 +24,10 @@ import re
 from mercurial.i18n import _
 from mercurial import error, pycompat, util
 
-from . import compat, newpaths, report, signals
+from .. import compat
+from ..txn import newpaths
+from ..diag import report
+from ..writer import signals
 
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_NOINHERIT = getattr(os, "O_NOINHERIT", 0) or getattr(os, "O_CLOEXEC", 0)

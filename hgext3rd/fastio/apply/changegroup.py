@@ -25,7 +25,7 @@ import threading
 
 from mercurial import extensions, vfs as vfsmod
 
-from . import compat, config
+from .. import compat, config
 
 
 class _Applying(threading.local):
@@ -93,7 +93,9 @@ def engaged(operation, run, unpacker, repo, tr):
         return run()
     settings = config.settings(repo.ui)
     from mercurial import bundle2
-    from . import buffers, compressors, newpaths, precompress, report, revlogwriter
+    from . import buffers, compressors, precompress, revlogwriter
+    from ..txn import newpaths
+    from ..diag import report
 
     stats = report.OperationStats(operation)
     tuning = settings.tuning(repo.ui, repo.vfs, compat.store_path(repo))

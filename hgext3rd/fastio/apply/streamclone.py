@@ -20,16 +20,10 @@ from mercurial import (
     util,
 )
 
-from . import (
-    buffers,
-    compat,
-    config,
-    durable,
-    prefetch,
-    prescan,
-    report,
-    storewriter,
-)
+from . import buffers, prefetch, prescan, storewriter
+from .. import compat, config
+from ..txn import durable
+from ..diag import report
 
 _SRC_STORE = b"s"
 _SRC_CACHE = b"c"
@@ -316,6 +310,6 @@ def consume(name, orig, repo, *args, **kwargs):
 
 
 def _problems():
-    from . import gates
+    from .. import gates
 
     return compat.stream_internals(gates.wrapped("stream apply"))[1]

@@ -7,7 +7,8 @@ Mercurial's output are not affected.
 from mercurial import configitems, util
 from mercurial.utils import stringutil
 
-from . import filewriter, mmappolicy
+from ..writer import filewriter
+from ..mmap import mmappolicy
 
 
 class WriterStats:
@@ -83,9 +84,9 @@ def lines(stats):
     if policy is not None:
         out.append(b"fastio: mmap policy: %s" % policy)
     # the policy is read when the report is asked for, not by every apply
-    from . import mmapwire
+    from ..mmap import sessions
 
-    out.extend(mmap_population_lines(mmapwire.session()))
+    out.extend(mmap_population_lines(sessions.session()))
     if stats.elapsed is not None:
         out.append(b"fastio: elapsed: %.3f s" % stats.elapsed)
     return out

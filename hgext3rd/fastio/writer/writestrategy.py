@@ -8,7 +8,7 @@ in one of three ways:
   other (the writer times them in auto mode);
 - :mod:`.writethreads`: Python threads, each system call releasing the GIL
   (file objects always; everything where the C pool is not built);
-- :mod:`.writepool`: the threads of ``_fdclose.Pool``, which never take the
+- :mod:`.writepool`: the threads of ``_writepool.Pool``, which never take the
   GIL (descriptors and new files, POSIX builds).
 
 The two background ones implement :class:`Background`.  All of them turn

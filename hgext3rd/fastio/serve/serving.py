@@ -38,7 +38,8 @@ import threading
 
 from mercurial import extensions, util, vfs as vfsmod
 
-from . import bundleio, compat, config, gates
+from . import bundleio
+from .. import compat, config, gates
 
 # store files at most this large are sent by one read(size) (larger ones
 # through filechunkiter)

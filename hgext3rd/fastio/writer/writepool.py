@@ -1,4 +1,4 @@
-"""Writing files on the C pool: ``_fdclose.Pool`` (``_fdclose.c``, POSIX
+"""Writing files on the C pool: ``_writepool.Pool`` (``_writepool.c``, POSIX
 builds), threads of its own that never take the GIL.
 
 Descriptors to close and new files to make (directories, then files
@@ -22,18 +22,18 @@ from .writestrategy import STEP_CLOSE, Background, close_now, step_error
 # writer never needs it)
 with demandimport.deactivated():
     try:
-        from . import _fdclose
+        from . import _writepool
     except ImportError:
         # (not built: no compiler there) os.close and Python threads
-        _fdclose = None
+        _writepool = None
 
 # threads of its own that close descriptors without ever taking the GIL
-# (POSIX builds of _fdclose.c); descriptors go there when it exists, file
+# (POSIX builds of _writepool.c); descriptors go there when it exists, file
 # objects always go to Python threads
-FdPool = getattr(_fdclose, "Pool", None)
+FdPool = getattr(_writepool, "Pool", None)
 
 # the free pages of malloc's arenas given back (glibc), or nothing
-trim = getattr(_fdclose, "trim", None) or (lambda: None)
+trim = getattr(_writepool, "trim", None) or (lambda: None)
 
 # tasks (new files, directories, closes) the pool holds at once; a file
 # task holds a descriptor only while a thread runs it

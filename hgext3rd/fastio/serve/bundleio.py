@@ -29,7 +29,7 @@ import stat
 import sys
 import threading
 
-from . import config, is_lazy
+from .. import config, is_lazy
 
 
 class Counts:

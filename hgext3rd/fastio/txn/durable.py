@@ -39,7 +39,8 @@ from mercurial import error, extensions, util
 from mercurial.i18n import _
 from mercurial.utils import stringutil
 
-from . import compat, config, newpaths
+from .. import compat, config
+from . import newpaths
 
 METHOD_SYNCFS = b"syncfs"
 METHOD_FSYNC = b"fsync"
