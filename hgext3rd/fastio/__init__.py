@@ -438,15 +438,9 @@ number is bytes).
 """
 
 import atexit
-import importlib
-import importlib.util
-import sys
-import threading
-import types
 
 from mercurial.i18n import _
 from mercurial import registrar, util
-from mercurial.utils import stringutil
 
 # Everything a command the extension does not accelerate runs is in this
 # module, and nothing else: the configuration and command tables Mercurial
@@ -546,87 +540,21 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
-# Each part is wired in when Mercurial loads the module it wraps, not when
-# the extension is set up: a command that applies no stream and no
-# changegroup (hg status, hg log) loads neither Mercurial's modules for
-# them nor the extension's (see when_loaded).  The wrappers in gates load
-# the module doing the work at their first call that is the extension's: an
-# unbundle applies no stream and generates none.  (part None: the wiring
-# is in this module)
-_WIRING = (
-    # vfs.backgroundclosing (checkouts, stock's stream writer)
-    ("mercurial.vfs", None, "wire_vfs"),
-    # the actions of an update applied to the working copy (checkout):
-    # merge.applyupdates (6.7), merge_utils.update.apply_updates (7.x)
-    ("mercurial.merge", None, "wire_merge"),
-    ("mercurial.merge_utils.update", None, "wire_update"),
-    # hg recover also removes the directories an apply made
-    ("mercurial.transaction", "gates", "wire_recovery"),
-    # streamclone.consumev1/v2/v3 (streamclone)
-    ("mercurial.streamclone", "gates", "wire_stream_apply"),
-    # every changegroup apply
-    ("mercurial.changegroup", "gates", "wire_changegroup_apply"),
-    # util.mmapread and each command's population session
-    ("mercurial.util", None, "wire_util"),
-    # bundle files (bundleio): read (exchange.readbundle, packed1 bundles),
-    # written (changegroup.writechunks)
-    ("mercurial.exchange", "gates", "wire_bundle_reads"),
-    ("mercurial.streamclone", "gates", "wire_packed_bundles"),
-    ("mercurial.changegroup", "gates", "wire_bundle_writes"),
-    # store files and revlogs read while a stream (streamclone._emit2,
-    # _emit3, generatev1) or a changegroup (changegroup.deltagroup) is
-    # generated (serving): servers, local clones, hg bundle
-    ("mercurial.streamclone", "gates", "wire_stream_generation"),
-    ("mercurial.changegroup", "gates", "wire_changegroup_generation"),
-    # an hgweb server loads what its requests may load before they run
-    # (hg serve: before it serves; a WSGI application at its first request)
-    ("mercurial.hgweb", None, "wire_hgweb"),
-)
-
-
-def _wiring(part, function):
-    if part is None:
-        return globals()[function]
-    # the part's module is found and run only now (a spec lookup each: not
-    # at the extension's import); once loaded, it is taken from sys.modules
-    # (the import system's path to it costs more)
-    module = sys.modules.get(__name__ + "." + part)
-    if module is None:
-        module = importlib.import_module("." + part, __name__)
-    return getattr(module, function)
-
-
 def extsetup(ui):
-    atexit.register(_unwire)
-    for module, part, function in _WIRING:
+    # what the extension wraps, and when: wiring.py
+    from . import wiring
 
-        def failed(exc, module=module):
-            # that part keeps stock behaviour
-            ui.debug(
-                b"fastio: not wired in after %s loaded: %s\n"
-                % (module.encode(), stringutil.forcebytestr(exc))
-            )
-
-        when_loaded(
-            module, lambda loaded, p=part, f=function: _wiring(p, f)(ui), failed
-        )
+    atexit.register(wiring.unwire)
+    wiring.setup(ui)
 
 
-def uisetup(ui):
-    # (not wrapping at import: Mercurial 7.2's command table is filled when
-    # mercurial.commands loads, which a library user may not have done yet)
-    from mercurial import commands, extensions
-
-    extensions.wrapcommand(commands.table, b"clone", _clone)
-
-
-def _clone(orig, ui, *args, **opts):
+def clone_command(orig, ui, *args, **opts):
     # fastio.durable flushes the checkout a clone ends with
     if not ui.configbool(b"fastio", b"durable"):
         return orig(ui, *args, **opts)
-    from .txn import durable
+    from . import wiring
 
-    with durable.flushing_clones():
+    with wiring.during("durable clone"):
         return orig(ui, *args, **opts)
 
 
@@ -645,185 +573,6 @@ def reposetup(ui, repo):
             vfs._fastio_repo = (repovfs, svfs, role)
 
 
-# -- wiring into a module once its code has run, not before -----------------
-#
-# Mercurial loads its modules lazily (``demandimport``, importlib's
-# ``LazyLoader``): ``from mercurial import changegroup`` only creates the
-# module object, and its code runs at the first attribute access.  Wrapping
-# one of its functions when the extension is set up would run that code, and
-# that of everything it imports, in every command: ``hg status`` would pay
-# for the changegroup, bundle2 and streamclone modules it never uses.
-#
-# ``when_loaded(name, setup)`` calls ``setup(module)`` right after the code
-# of module ``name`` has run instead: at once if it has already run, else
-# from the loader (a lazy module's own loader, or the loader of a module not
-# imported yet, found through a finder at the front of ``sys.meta_path``).
-# Nothing is imported, and no module code runs, earlier than it would have
-# without the extension.
-#
-# A setup that raises does not break the import (Mercurial would fail in a
-# place unrelated to the extension): the error goes to the ``on_error``
-# given with the setup (a debug line), and ``failures()`` keeps it.
-
-_lock = threading.RLock()
-# module name -> setups waiting for its code to run
-_waiting = {}
-# names waited for that are not imported yet: the finder hooks them
-_unhooked = set()
-# (module name, setup, exception) of setups that raised
-_failed = []
-# importlib's class of a module whose code has not run yet
-_LAZY_MODULE = getattr(importlib.util, "_LazyModule", ())
-
-
-def _raw(module, name):
-    # a lazy module's __getattribute__ would run its code
-    return types.ModuleType.__getattribute__(module, name)
-
-
-def is_lazy(module):
-    return isinstance(module, _LAZY_MODULE)
-
-
-def name_of(module):
-    """A module's name, read without running a lazy module's code."""
-    return _raw(module, "__name__")
-
-
-def when_loaded(name, setup, on_error=None):
-    """Call ``setup(module)`` once the code of Mercurial module ``name``
-    has run (at once when it already has); ``on_error(exception)`` if it
-    raises."""
-    if on_error is not None:
-        setup = _Guarded(setup, on_error)
-    with _lock:
-        module = sys.modules.get(name)
-        if module is not None and not is_lazy(module):
-            _run(name, setup, module)
-            return
-        first = name not in _waiting
-        _waiting.setdefault(name, []).append(setup)
-        if not first:
-            return
-        if module is not None:
-            spec = _raw(module, "__spec__")
-            spec.loader = _ThenSetup(spec.loader, name)
-        else:
-            _unhooked.add(name)
-            _finder.install()
-
-
-def pending():
-    """Names of the modules whose setups have not run yet."""
-    with _lock:
-        return sorted(_waiting)
-
-
-def failures():
-    """``(module name, setup, exception)`` of the setups that raised."""
-    return list(_failed)
-
-
-class _Guarded:
-    def __init__(self, setup, on_error):
-        self.setup = setup
-        self.on_error = on_error
-
-    def __call__(self, module):
-        try:
-            self.setup(module)
-        except Exception as exc:
-            try:
-                self.on_error(exc)
-            finally:
-                raise exc
-
-
-def _run(name, setup, module):
-    try:
-        setup(module)
-    except Exception as exc:
-        _failed.append((name, setup, exc))
-
-
-def _loaded(name, module):
-    with _lock:
-        setups = _waiting.pop(name, [])
-    for setup in setups:
-        _run(name, setup, module)
-
-
-class _ThenSetup:
-    """A module's loader, followed by the setups waiting for it."""
-
-    def __init__(self, loader, name):
-        self._loader = loader
-        self._name = name
-
-    def __getattr__(self, attr):
-        return getattr(self._loader, attr)
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module):
-        # the module keeps its own loader (reloads, tracebacks, resources)
-        spec = _raw(module, "__spec__")
-        if spec.loader is self:
-            spec.loader = self._loader
-        if _raw(module, "__dict__").get("__loader__") is self:
-            module.__loader__ = self._loader
-        self._loader.exec_module(module)
-        _loaded(self._name, module)
-
-
-class _Finder:
-    """At the front of ``sys.meta_path`` while a module waited for is not
-    imported yet: gives its spec a loader that runs the setups after it."""
-
-    def install(self):
-        if not any(f is self for f in sys.meta_path):
-            sys.meta_path.insert(0, self)
-
-    def uninstall(self):
-        sys.meta_path[:] = [f for f in sys.meta_path if f is not self]
-
-    def find_spec(self, fullname, path, target=None):
-        # (asked about every import while it is installed: the common answer
-        # without the lock)
-        if fullname not in _unhooked:
-            return None
-        with _lock:
-            if fullname not in _unhooked:
-                return None
-            # found by the finders behind this one (Mercurial's lazy ones)
-            spec = None
-            for finder in sys.meta_path:
-                if finder is self or getattr(finder, "_finder", None) is self:
-                    continue
-                find_spec = getattr(finder, "find_spec", None)
-                if find_spec is not None:
-                    spec = find_spec(fullname, path, target)
-                    if spec is not None:
-                        break
-            if spec is None or spec.loader is None:
-                return spec
-            outer = spec.loader
-            if isinstance(outer, importlib.util.LazyLoader):
-                # the lazy loader hands the module to this one when an
-                # attribute is first used
-                outer.loader = _ThenSetup(outer.loader, fullname)
-            else:
-                spec.loader = _ThenSetup(outer, fullname)
-            _unhooked.discard(fullname)
-            if not _unhooked:
-                self.uninstall()
-            return spec
-
-
-_finder = _Finder()
-
-
 # -- the wrappers of the modules every command loads -------------------------
 #
 # ``util`` (``mmapread``), ``dispatch`` (``runcommand``), ``vfs``
@@ -837,85 +586,12 @@ _finder = _Finder()
 # A function keeps its module's globals alive, and what they hold: this
 # module's globals hold no module of the extension's machinery (a wrapper
 # defined in ``sessions`` or ``vfsclose`` cost every ``hg status`` 1.5 ms
-# at exit), and these wrappers are taken out at exit (``_unwire``).
+# at exit), and these wrappers are taken out at exit (``wiring.unwire``).
 #
 # A mapping the population policy leaves alone (below
 # ``fastio.mmap-populate-threshold``: a small repository's) is mapped here
 # as ``mmappolicy.map_file`` would map it, without beginning the command's
 # session.
-
-
-# (container, name, wrapper) of the wrappers below, unwired at exit
-_wrapped = []
-
-
-def _wrap(container, name, wrapper):
-    from mercurial import extensions
-
-    extensions.wrapfunction(container, name, wrapper)
-    _wrapped.append((container, name, wrapper))
-
-
-def _unwire():
-    """At exit (atexit): the setups never run go, and the wrappers below
-    are taken out.  What a wrapper holds (this module's globals, and
-    Mercurial's ``extensions`` module's, whose ``bind`` wraps a method)
-    would otherwise be kept alive by the wrapped modules that outlive the
-    first collection of the interpreter's finalization (``util``, and on
-    6.7 ``vfs``: their classes are in typing's caches), into its slow part,
-    which clears module dicts one by one: 23 (7.2) and 98 (6.7) modules
-    more than stock's in ``tests/test_load_cost.py``; 180 more cost every
-    ``hg status`` 5 ms (measured)."""
-    from mercurial import extensions
-
-    with _lock:
-        _waiting.clear()
-        del _failed[:]
-    while _wrapped:
-        container, name, wrapper = _wrapped.pop()
-        try:
-            extensions.unwrapfunction(container, name, wrapper)
-        except Exception:
-            # (another extension took it apart): left as it is
-            pass
-
-
-def wire_util(ui):
-    from mercurial import dispatch, util
-
-    # every mapping of store data: the population policy (sessions)
-    _wrap(util, "mmapread", mmapread)
-    # each command's population session, ended with the command
-    _wrap(dispatch, "runcommand", runcommand)
-
-
-def wire_vfs(ui):
-    """Serve ``backgroundclosing`` with the extension's file writer (from
-    its first block on: see ``vfsclose``)."""
-    from mercurial import vfs as vfsmod
-
-    if getattr(vfsmod.abstractvfs, "backgroundclosing", None) is None:
-        from . import compat
-
-        problems = ["abstractvfs.backgroundclosing is missing"]
-        compat.report_unsupported(ui, b"file closes", problems)
-        return
-    _wrap(vfsmod.abstractvfs, "backgroundclosing", backgroundclosing)
-
-
-def wire_merge(ui):
-    """Before Mercurial 7.x's ``merge_utils``: ``merge.applyupdates``."""
-    from mercurial import merge
-
-    if getattr(merge, "applyupdates", None) is not None:
-        _wrap(merge, "applyupdates", apply_updates)
-
-
-def wire_update(ui):
-    """Mercurial 7.x: ``merge_utils.update.apply_updates``."""
-    from mercurial.merge_utils import update
-
-    _wrap(update, "apply_updates", apply_updates)
 
 
 def apply_updates(orig, *args, **kwargs):
@@ -924,35 +600,30 @@ def apply_updates(orig, *args, **kwargs):
     return checkout.apply_updates(orig, *args, **kwargs)
 
 
-def wire_hgweb(ui):
-    """An hgweb server runs the code of what its requests may use before
-    they run (see ``preload``): ``hg serve`` before it serves, a WSGI
-    application at its first request."""
+def hgweb_applications():
+    """The application classes of hgweb (hgweb_mod, hgwebdir_mod, or from
+    7.2 the _inner modules they come from): their first request is
+    preceded by a preload once their module loads (``first_request`` must
+    not run a lazy module's code in a request thread)."""
     from mercurial import hgweb
 
-    _wrap(hgweb.httpservice, "run", run_service)
-    # the modules of the application classes (hgweb_mod, hgwebdir_mod, or
-    # from 7.2 the _inner modules they come from), wired when they load
+    from . import wiring
+
     for attr, cls in (("hgweb_mod", "hgweb"), ("hgwebdir_mod", "hgwebdir")):
         module = vars(hgweb).get(attr)
         if module is None:
             continue
 
         def wire_app(loaded, cls=cls):
-            # loaded now (first_request must not run a lazy module's code
-            # in a request thread)
             from .serve import preload
 
             preload.done()
-            _wrap(getattr(loaded, cls), "__call__", first_request)
-
-        def failed(exc, cls=cls):
-            ui.debug(
-                b"fastio: %s requests not preceded by a preload: %r\n"
-                % (cls.encode(), exc)
+            wiring.wire_found(
+                "hgweb applications", getattr(loaded, cls), "__call__", first_request
             )
 
-        when_loaded(name_of(module), wire_app, failed)
+        wiring.when_loaded(wiring.name_of(module), wire_app)
+    return []
 
 
 def run_service(orig, self, *args, **kwargs):

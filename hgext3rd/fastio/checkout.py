@@ -55,10 +55,6 @@ import os
 # checkout block running in this process, or None outside one
 _known_dirs = None
 
-# whether util.makedirs, clearunknown and setflags are wrapped (once per
-# process)
-_wired = False
-
 # the working directories (``wvfs.base``) an update is applying its actions
 # to while they held nothing but .hg when it began: set in the process that
 # forks the workers, which inherit it
@@ -164,21 +160,17 @@ def _makedirs(orig, name, *args, **kwargs):
 @contextlib.contextmanager
 def block(wvfs):
     """The checkout block writing into the working copy ``wvfs``."""
-    global _known_dirs, _fresh_block, _wired
+    global _known_dirs, _fresh_block
     if _known_dirs is not None:
         # (nested: the outer block's)
         yield
         return
+    from . import wiring
     from .apply import compressors
 
-    if not _wired:
-        from mercurial import context, extensions, util, vfs as vfsmod
-
-        extensions.wrapfunction(util, "makedirs", _makedirs)
-        extensions.wrapfunction(context.workingfilectx, "clearunknown", _clearunknown)
-        extensions.wrapfunction(vfsmod.abstractvfs, "setflags", _setflags)
-        compressors.setup()
-        _wired = True
+    # (util.makedirs, clearunknown and setflags: see wiring.WRAPS)
+    wiring.wire("checkout writes")
+    compressors.setup()
     audit = getattr(wvfs, "audit", None)
     caching = getattr(audit, "cached", None)
     with contextlib.ExitStack() as stack:

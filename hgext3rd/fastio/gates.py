@@ -1,5 +1,5 @@
-"""What the extension puts into Mercurial's stream, changegroup, bundle and
-transaction modules, when they load (see ``_WIRING`` in ``__init__``).
+"""The wrappers of Mercurial's stream, changegroup, bundle and transaction
+functions (``wiring.WRAPS`` says which, and when they are wired).
 
 Each wrapper here decides whether the call is work for the extension and
 only then imports the module doing it: ``streamclone`` (applying a
@@ -10,47 +10,17 @@ of a few changesets generates no stream, applies none, applies its
 changegroup as stock does, reads no revlog in large calls and its bundle
 file in the calls stock makes: it loads none of them.  What those modules rely on in Mercurial is checked
 at their first call (``compat.supported``), on the functions as they were
-before they were wrapped here (``wrapped``).
+before they were wrapped (``wiring.originals``).
 
 This module's globals hold no modules: its functions stay in Mercurial's
 modules until the process exits, and keep these globals alive.
 """
 
-# (a class, not the module: see above)
+# (a class and a dict, not modules: see above)
+from sys import modules as _loaded_modules
 from threading import local as _per_thread
 
-# part -> {name: the function wrapped, as it was}: what the part's first
-# call checks
-_wrapped = {}
-
-
-def _wrap(part, container, wrappers):
-    """Wrap each ``container.name`` there is with ``wrappers[name]`` (one
-    that is missing is the part's first call's problem)."""
-    from mercurial import extensions
-
-    wrapped = _wrapped.setdefault(part, {})
-    for name, wrapper in wrappers.items():
-        if hasattr(container, name):
-            wrapped[name] = extensions.wrapfunction(container, name, wrapper)
-
-
-def wrapped(part):
-    """``{name: function}``: what ``part`` wrapped, as it was."""
-    return _wrapped.get(part, {})
-
-
 # -- stream application: streamclone ------------------------------------------
-
-
-def wire_stream_apply(ui):
-    from mercurial import streamclone
-
-    _wrap(
-        "stream apply",
-        streamclone,
-        {"consumev1": consume_v1, "consumev2": consume_v2, "consumev3": consume_v3},
-    )
 
 
 def consume_v1(orig, repo, *args, **kwargs):
@@ -72,24 +42,6 @@ def consume_v3(orig, repo, *args, **kwargs):
 
 
 # -- changegroup application: changegroup ------------------------------------
-
-
-def wire_changegroup_apply(ui):
-    from mercurial import changegroup, extensions
-
-    unpacker = changegroup.cg1unpacker
-    extensions.wrapfunction(unpacker, "apply", apply_changegroup)
-    extensions.wrapfunction(unpacker, "filelogheader", checked_filelogheader)
-    for value in vars(changegroup).values():
-        # (type(), not isinstance(): the latter asks a lazy module of
-        # changegroup's namespace for its __class__, which runs its code)
-        if issubclass(type(value), type) and "deltachunk" in vars(value):
-            extensions.wrapfunction(value, "deltachunk", checked_deltachunk)
-    # (without it, the files of a small changegroup are stock's)
-    if hasattr(changegroup, "_addchangegroupfiles"):
-        extensions.wrapfunction(
-            changegroup, "_addchangegroupfiles", addchangegroupfiles
-        )
 
 
 # a changegroup announcing fewer changesets (its bundle2 part's
@@ -214,12 +166,6 @@ def _corrupt(message, detail):
 # -- hg recover: recovery ----------------------------------------------------
 
 
-def wire_recovery(ui):
-    from mercurial import extensions, transaction
-
-    extensions.wrapfunction(transaction, "rollback", rollback)
-
-
 # the journal of a repository's transactions (every supported release);
 # "undo" journals are never left with a list of new paths (it goes when
 # they close)
@@ -235,45 +181,6 @@ def rollback(orig, opener, vfsmap, file, *args, **kwargs):
 
 
 # -- bundle files: bundleio ---------------------------------------------------
-
-
-def wire_bundle_reads(ui):
-    from mercurial import exchange, extensions
-    from . import when_loaded
-
-    extensions.wrapfunction(exchange, "readbundle", readbundle)
-    if hasattr(exchange, "trypullbundlefromurl"):
-        extensions.wrapfunction(exchange, "trypullbundlefromurl", fetch_clonebundle)
-
-    def failed(exc):
-        from mercurial.utils import stringutil
-
-        ui.debug(
-            b"fastio: bundle copies read as stock: %s\n" % stringutil.forcebytestr(exc)
-        )
-
-    # pull and incoming from a bundle read its uncompressed copy back: wired
-    # when bundlerepo loads (hg unbundle never loads it)
-    when_loaded("mercurial.bundlerepo", wire_bundlerepo, failed)
-
-
-def wire_bundlerepo(bundlerepo):
-    from mercurial import extensions
-
-    cls = bundlerepo.bundlerepository
-    extensions.wrapfunction(cls, "_writetempbundle", writetempbundle)
-
-
-def wire_packed_bundles(ui):
-    from mercurial import extensions, streamclone
-
-    extensions.wrapfunction(streamclone, "applybundlev1", applybundlev1)
-
-
-def wire_bundle_writes(ui):
-    from mercurial import changegroup, extensions
-
-    extensions.wrapfunction(changegroup, "writechunks", writechunks)
 
 
 def readbundle(orig, ui, fh, *args, **kwargs):
@@ -341,24 +248,24 @@ def writechunks(orig, ui, *args, **kwargs):
 # -- generating streams and changegroups: serving -----------------------------
 
 
-def wire_stream_generation(ui):
-    from mercurial import streamclone
-
-    _wrap(
-        "stream generation",
-        streamclone,
-        {"_emit2": emit, "_emit3": emit, "generatev1": generatev1},
-    )
+# (the extension's modules are looked up among those loaded: a process that
+# applies no changegroup and generates no stream never loads them)
+_CHANGEGROUP = __name__.rpartition(".")[0] + ".apply.changegroup"
+_SERVING = __name__.rpartition(".")[0] + ".serve.serving"
 
 
-def wire_changegroup_generation(ui):
-    from mercurial import changegroup
-
-    _wrap(
-        "changegroup generation",
-        changegroup,
-        {"deltagroup": deltagroup, "makestream": makestream},
-    )
+def open_file(orig, self, *args, **kwargs):
+    """``vfs.__call__`` once a changegroup apply or a stream generation
+    has used it: the opens of a thread applying a changegroup go to its
+    revlog opener, the reads of a thread generating a stream get buffers
+    that hold a small file whole, every other open is stock's."""
+    changegroup = _loaded_modules.get(_CHANGEGROUP)
+    if changegroup is not None and changegroup.applying():
+        return changegroup._open(orig, self, *args, **kwargs)
+    serving = _loaded_modules.get(_SERVING)
+    if serving is not None and serving.reading():
+        return serving._open(orig, self, *args, **kwargs)
+    return orig(self, *args, **kwargs)
 
 
 def emit(orig, repo, *args, **kwargs):

@@ -23,9 +23,7 @@ before and after the transaction writes its pending data
 
 import threading
 
-from mercurial import extensions, vfs as vfsmod
-
-from .. import compat, config
+from .. import compat, config, wiring
 
 
 class _Applying(threading.local):
@@ -38,11 +36,10 @@ class _Applying(threading.local):
 _applying = _Applying()
 
 
-# what stock's internals lack for the machinery (empty: it is wired in), or
-# None before the first apply that uses it
-_machinery_problems = None
-# (the first applies may come at once, in a server's request threads)
-_wiring = threading.Lock()
+def applying():
+    """Whether this thread applies a changegroup with the machinery
+    (``gates.open_file``)."""
+    return _applying.opener is not None
 
 
 def _wire_machinery(ui):
@@ -50,37 +47,25 @@ def _wire_machinery(ui):
     not the ones it was written for (see ``compat.changegroup_internals``).
     The wrappers act only on the opens of a thread whose apply has the
     machinery (``_applying``)."""
-    if _machinery_problems is None:
-        with _wiring:
-            _wire_machinery_once(ui)
-    return not _machinery_problems
+
+    def problems():
+        found = compat.changegroup_internals()
+        if found:
+            compat.report_unsupported(ui, b"changegroups", found)
+        return found
+
+    if not wiring.wire("changegroup machinery", problems):
+        return False
+    from . import compressors
+
+    compressors.setup()
+    return True
 
 
-def _wire_machinery_once(ui):
-    global _machinery_problems
-    if _machinery_problems is None:
-        problems = compat.changegroup_internals()
-        if problems:
-            compat.report_unsupported(ui, b"changegroups", problems)
-        else:
-            from . import compressors
-
-            compressors.setup()
-            wrap = extensions.wrapfunction
-            wrap(vfsmod.vfs, "__call__", _open)
-            for cls in compat.encoding_store_vfs_classes():
-                wrap(cls, "__call__", _open_by_name)
-            wrap(vfsmod.abstractvfs, "exists", _exists)
-            for name in ("rename", "unlink", "tryunlink", "unlinkpath"):
-                wrap(vfsmod.abstractvfs, name, _waiting_first)
-            read_index = compat.revlog_index_read()
-            if read_index is not None:
-                wrap(*read_index, _read_index)
-            from mercurial import hook, transaction
-
-            wrap(hook, "runhooks", _settled_before_hooks)
-            wrap(transaction.transaction, "writepending", _settled_around_pending)
-        _machinery_problems = problems
+def store_vfs_targets():
+    """``(class, "__call__")`` of the store vfs classes that encode a name
+    and then call their raw vfs (``wiring``: ``_open_by_name``)."""
+    return [(cls, "__call__") for cls in compat.encoding_store_vfs_classes()]
 
 
 def engaged(operation, run, unpacker, repo, tr):

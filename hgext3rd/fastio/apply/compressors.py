@@ -16,7 +16,9 @@ engine and options get the same one.
 import contextlib
 import threading
 
-from mercurial import extensions, util
+from mercurial import util
+
+from .. import wiring
 
 # engines whose revlog compressors are known to be stateless between calls
 _SHAREABLE = (b"zstd", b"zlib", b"none")
@@ -37,30 +39,24 @@ _claiming = set()
 _lock = threading.Lock()
 
 
-# whether the engines are wrapped (once per process)
-_set_up = False
-
-
 def setup():
     """Wrap the shareable engines (at the first apply or checkout that
     shares them)."""
-    global _set_up
-    if _set_up:
-        return
-    with _lock:
-        if not _set_up:
-            _wrap_engines()
-            _set_up = True
+    wiring.wire("shared compressors")
 
 
-def _wrap_engines():
+def engine_targets():
+    """``(engine, "revlogcompressor", wrapper)`` of each shareable engine
+    available (``wiring``)."""
+    targets = []
     for name in _SHAREABLE:
         try:
             engine = util.compengines[name]
         except KeyError:
             continue
         if engine.available():
-            extensions.wrapfunction(engine, "revlogcompressor", _sharing(name))
+            targets.append((engine, "revlogcompressor", _sharing(name)))
+    return targets
 
 
 def _sharing(name):
@@ -89,7 +85,7 @@ def _tagged(compressor, key):
     if cls not in _claiming:
         with _lock:
             if cls not in _claiming:
-                extensions.wrapfunction(cls, "compress", _compress)
+                wiring.wire_found("shared compressors", cls, "compress", _compress)
                 _claiming.add(cls)
     return compressor
 

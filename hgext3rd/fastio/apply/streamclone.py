@@ -310,6 +310,6 @@ def consume(name, orig, repo, *args, **kwargs):
 
 
 def _problems():
-    from .. import gates
+    from .. import wiring
 
-    return compat.stream_internals(gates.wrapped("stream apply"))[1]
+    return compat.stream_internals(wiring.originals("stream apply"))[1]

@@ -5,10 +5,70 @@ the package's ``__init__``, loaded only when the command runs)."""
 from mercurial.i18n import _
 from mercurial import pycompat, util
 
-from .. import PROBE_FILES, compat, config, configtable, metadata
+import importlib
+
+from .. import PROBE_FILES, compat, config, configtable, metadata, wiring
 from . import autotune, probe, report
 from ..writer import filewriter
-from ..mmap import mmappolicy, sessions as sessions
+from ..mmap import mmappolicy, sessions
+
+# the C helpers: (module, what it does, what the extension does without it)
+HELPERS = (
+    (
+        "writer._writepool",
+        b"the writing pool (threads that never take Python's lock)",
+        b"files written on Python threads",
+    ),
+    (
+        "apply._streamscan",
+        b"the stream pre-scan of a bundle's names",
+        b"names scanned in Python (slower)",
+    ),
+    (
+        "mmap._populate",
+        b"mmap population without Python's lock",
+        b"no background population; stock's population",
+    ),
+)
+
+
+def _helpers_lines():
+    """Whether each C helper is built and loads, and what is lost without
+    it (the extension enabled by path from a checkout that did not build
+    them runs without them, silently otherwise)."""
+    package = __name__.rsplit(".", 2)[0]
+    out = []
+    for module, does, without in HELPERS:
+        try:
+            importlib.import_module(package + "." + module)
+        except ImportError as exc:
+            out.append(b"  %s: not built (%s): %s\n" % (module.encode(), does, without))
+            del exc
+            continue
+        out.append(b"  %s: built, in use: %s\n" % (module.encode(), does))
+    return out
+
+
+def _wiring_lines(ui):
+    """The parts of ``wiring.WRAPS``: how many are in force, each part
+    with ``--verbose``."""
+    parts = wiring.in_force()
+    active = [p for p in parts if p[2] == "in force"]
+    out = [
+        _(b"wiring: %d of %d parts in force in this command\n")
+        % (len(active), len(parts))
+    ]
+    if ui.verbose:
+        for part, when, state, wraps in parts:
+            out.append(
+                b"  %s (%s): %s\n" % (part.encode(), when.encode(), state.encode())
+            )
+            for target, wrapper, work in wraps:
+                out.append(
+                    b"    %s <- %s: %s\n"
+                    % (target.encode(), (wrapper or "-").encode(), work.encode())
+                )
+    return out
 
 
 def _settings_lines(ui):
@@ -71,6 +131,11 @@ def run(ui, repo, **opts):
     ui.write(_(b"fastio %s\n") % pycompat.bytestr(metadata.__version__))
     ui.write(_(b"settings:\n"))
     for line in _settings_lines(ui):
+        ui.write(line)
+    ui.write(_(b"C helpers:\n"))
+    for line in _helpers_lines():
+        ui.write(line)
+    for line in _wiring_lines(ui):
         ui.write(line)
     policy = report.mmap_policy(repo.svfs)
     ui.write(_(b"mmap policy: %s\n") % (policy or b"none"))

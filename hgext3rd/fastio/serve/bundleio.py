@@ -29,7 +29,8 @@ import stat
 import sys
 import threading
 
-from .. import config, is_lazy
+from .. import config
+from ..wiring import is_lazy
 
 
 class Counts:

@@ -35,7 +35,7 @@ import pkgutil
 import sys
 import threading
 
-from .. import is_lazy, pending
+from ..wiring import is_lazy, pending
 
 _lock = threading.Lock()
 _done = False

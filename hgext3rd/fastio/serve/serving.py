@@ -36,10 +36,8 @@ import os
 import stat
 import threading
 
-from mercurial import extensions, util, vfs as vfsmod
-
 from . import bundleio
-from .. import compat, config, gates
+from .. import compat, config, wiring
 
 # store files at most this large are sent by one read(size) (larger ones
 # through filechunkiter)
@@ -96,28 +94,25 @@ def generatev1(orig, repo, *args, **kwargs):
 
 
 def _stream_problems():
-    return compat.serving_stream_internals(gates.wrapped("stream generation"))
+    return compat.serving_stream_internals(wiring.originals("stream generation"))
 
 
 def _changegroup_problems():
-    return compat.serving_changegroup_internals(gates.wrapped("changegroup generation"))
-
-
-_reads_lock = threading.Lock()
-_reads_wired = []
+    return compat.serving_changegroup_internals(
+        wiring.originals("changegroup generation")
+    )
 
 
 def _wire_reads():
     """Wrap the functions a stream's files are read through: only once a
     stream is generated, as every command calls them (``vfs.__call__``
     opens every file)."""
-    if _reads_wired:
-        return
-    with _reads_lock:
-        if not _reads_wired:
-            extensions.wrapfunction(util, "filechunkiter", _filechunkiter)
-            extensions.wrapfunction(vfsmod.vfs, "__call__", _open)
-            _reads_wired.append(True)
+    wiring.wire("stream file reads")
+
+
+def reading():
+    """Whether this thread reads a stream's files (``gates.open_file``)."""
+    return bool(getattr(_scope, "read_buffer", None))
 
 
 def _stream_scope(ui, chunks):

@@ -33,39 +33,30 @@ one ``syncfs`` costs a fraction of an ``fsync`` per file):
 
 import errno
 import os
-import threading
 
-from mercurial import error, extensions, util
+from mercurial import error, util
 from mercurial.i18n import _
 from mercurial.utils import stringutil
 
-from .. import compat, config
+from .. import compat, config, wiring
 from . import newpaths
 
 METHOD_SYNCFS = b"syncfs"
 METHOD_FSYNC = b"fsync"
-# whether transactions call back before removing the journal: None until
-# the first apply asks for durability (a command that does not, loads none
-# of this), then True or False
-_wired = None
-# (a server applies pushes in request threads)
-_wire_lock = threading.Lock()
 
 
 def _wire(ui):
-    global _wired
-    with _wire_lock:
-        if _wired is None:
-            _wired = _wrap_commit_point(ui)
+    """Whether transactions call back before removing the journal (wired
+    at the first apply asking for durability: a command that does not
+    loads none of this)."""
 
+    def problems():
+        if compat.transaction_commit_point() is None:
+            ui.debug(b"fastio: durable applies unavailable on this Mercurial\n")
+            return ["no commit point"]
+        return []
 
-def _wrap_commit_point(ui):
-    point = compat.transaction_commit_point()
-    if point is None:
-        ui.debug(b"fastio: durable applies unavailable on this Mercurial\n")
-        return False
-    extensions.wrapfunction(*point, _commit_point)
-    return True
+    return wiring.wire("durable commit", problems)
 
 
 def request(repo, tr, settings, stream=False):
@@ -75,11 +66,9 @@ def request(repo, tr, settings, stream=False):
     repository is unlocked."""
     if not settings.durable or getattr(tr, "_fastio_flush", None) is not None:
         return
-    if _wired is None:
-        # (the transaction is open: the class's method is wrapped before
-        # this one reaches it)
-        _wire(repo.ui)
-    if not _wired:
+    # (the transaction is open: the class's method is wrapped before this
+    # one reaches it)
+    if not _wire(repo.ui):
         # never claim durability that cannot be delivered
         raise error.Abort(
             _(b"fastio.durable is set but this Mercurial cannot flush transactions")
@@ -87,11 +76,6 @@ def request(repo, tr, settings, stream=False):
     flush = tr._fastio_flush = _Flush(repo, settings)
     if stream:
         repo._afterlock(lambda success: success and flush.run_requirements())
-
-
-def flushing_clones():
-    """A context in which a clone flushes its checkout once it is done."""
-    return extensions.wrappedfunction(*compat.clone_function(), _clone)
 
 
 def _clone(orig, ui, *args, **kwargs):

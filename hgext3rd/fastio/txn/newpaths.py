@@ -60,9 +60,7 @@ _O_NEW = (
     | getattr(os, "O_NOINHERIT", 0)
     | getattr(os, "O_CLOEXEC", 0)
 )
-_O_READ = (
-    os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
-)
+_O_READ = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 # the one NewPaths of each running transaction (nested ones are the same
 # object: every writer of a transaction shares the list and its callback)

@@ -14,9 +14,9 @@ mode looks up that filesystem's close latency; the report names it).
 
 import contextlib
 
-from mercurial import util, vfs as vfsmod
+from mercurial import util
 
-from .. import compat, config
+from .. import compat, config, wiring
 from ..diag import report
 
 # the vfs whose backgroundclosing block is being entered: stock makes its
@@ -66,21 +66,18 @@ class FileCloserForBlock:
         self._writer.close(fh, getattr(fh, "name", None))
 
 
-# None until the first block: then the problems (none: served) with
-# serving stock's backgroundclosing (see compat.closing_internals), checked
-# at first use so that a command writing no file pays nothing
-_problems = None
-
-
 def _served(ui, wrapped):
-    global _problems
-    if _problems is None:
-        _problems = compat.closing_internals(wrapped)
-        if _problems:
-            compat.report_unsupported(ui, b"file closes", _problems)
-        else:
-            vfsmod.backgroundfilecloser = FileCloserForBlock
-    return not _problems
+    """Whether blocks are served (``vfs.backgroundfilecloser`` replaced by
+    ``FileCloserForBlock``: see ``wiring.WRAPS``), checked at the first
+    block so that a command writing no file pays nothing."""
+
+    def problems():
+        found = compat.closing_internals(wrapped)
+        if found:
+            compat.report_unsupported(ui, b"file closes", found)
+        return found
+
+    return wiring.wire("background closer", problems)
 
 
 # the role reposetup gives the working copy's vfs: its blocks are checkouts

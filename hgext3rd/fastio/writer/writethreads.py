@@ -23,7 +23,16 @@ from mercurial import error
 from . import writeinline
 from .signals import hold
 from .writepool import _writepool
-from .writestrategy import NEW_FLAGS, STEP_CLOSE, STEP_CREATE, STEP_WRITE, Background, close_handle, close_now, step_error
+from .writestrategy import (
+    NEW_FLAGS,
+    STEP_CLOSE,
+    STEP_CREATE,
+    STEP_WRITE,
+    Background,
+    close_handle,
+    close_now,
+    step_error,
+)
 
 # closes a list of descriptors with the GIL released once (built from
 # _writepool.c when a compiler was there); else one os.close per handle
