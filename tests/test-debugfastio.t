@@ -24,6 +24,11 @@ repository's filesystem whose files are removed afterwards
     slow-close-threshold: 50us (default)
     stream-writer: yes (default)
     write-buffer: 1MB (default)
+  C helpers:
+    writer._writepool: built, in use: the writing pool (threads that never take Python's lock)
+    apply._streamscan: built, in use: the stream pre-scan of a bundle's names
+    mmap._populate: built, in use: mmap population without Python's lock
+  wiring: 5 of 24 parts in force in this command
   mmap policy: * (glob)
   mmap populate: background (auto: the helper populates from a thread)
   mmap population: nothing mapped (changelog index)
@@ -147,3 +152,24 @@ at least 1500 us and auto mode goes to the background
   requires
   store
   wcache
+
+With --verbose, every part of the wiring (wiring.py) and its state: the
+parts of the modules this command loaded are in force, the apply's not yet
+
+  $ hg debugfastio -v --files 4 | grep -E '^  (stream apply|mmap population|changegroup machinery) '
+    mmap population (at load): in force
+    stream apply (at load): not yet
+    changegroup machinery (at first use): not yet
+  $ hg debugfastio -v --files 4 | grep -c ' <- '
+  45
+
+Enabled by path from a copy of the package without its C helpers (a
+checkout where they were not built), it says so and what is lost
+
+  $ cp -R $ROOTDIR/hgext3rd/fastio $TESTTMP/unbuilt
+  $ find $TESTTMP/unbuilt -name '*.so' -delete
+  $ hg debugfastio --files 4 --config extensions.fastio=$TESTTMP/unbuilt | grep -A3 '^C helpers'
+  C helpers:
+    writer._writepool: not built (the writing pool (threads that never take Python's lock)): files written on Python threads
+    apply._streamscan: not built (the stream pre-scan of a bundle's names): names scanned in Python (slower)
+    mmap._populate: not built (mmap population without Python's lock): no background population; stock's population

@@ -1,4 +1,4 @@
-"""when_loaded (the package's ``__init__``): setups run right after a
+"""wiring.when_loaded: setups run right after a
 module's code, never before it would have run without the extension.
 
 Each case runs in a fresh interpreter (``sys.modules`` and Mercurial's
@@ -24,7 +24,7 @@ builtins.events = events
 from mercurial import demandimport
 if %(lazy)r:
     demandimport.enable()
-from hgext3rd import fastio
+from hgext3rd.fastio import wiring
 def setup(module):
     events.append(("setup", module.VALUE))
 """
@@ -49,12 +49,12 @@ def test_not_imported_yet(tmp_path, lazy):
     lines = run(
         tmp_path,
         """
-        fastio.when_loaded("pkg.target", setup)
-        print(fastio.pending(), events)
+        wiring.when_loaded("pkg.target", setup)
+        print(wiring.pending(), events)
         from pkg import target
         print(events)
         print(target.VALUE, events)
-        print(any(f is fastio._finder for f in sys.meta_path))
+        print(any(f is wiring._finder for f in sys.meta_path))
         """,
         lazy=lazy,
     )
@@ -74,9 +74,9 @@ def test_imported_lazily_before(tmp_path):
         tmp_path,
         """
         from pkg import target
-        fastio.when_loaded("pkg.target", setup)
+        wiring.when_loaded("pkg.target", setup)
         print(events)
-        print(target.VALUE, events, fastio.pending())
+        print(target.VALUE, events, wiring.pending())
         print(target.__spec__.loader.__class__.__name__)
         """,
     )
@@ -92,7 +92,7 @@ def test_loaded_already(tmp_path):
         """
         from pkg import target
         target.VALUE
-        fastio.when_loaded("pkg.target", setup)
+        wiring.when_loaded("pkg.target", setup)
         print(events)
         """,
     )
@@ -103,8 +103,8 @@ def test_two_setups_run_once_each(tmp_path):
     lines = run(
         tmp_path,
         """
-        fastio.when_loaded("pkg.target", setup)
-        fastio.when_loaded("pkg.target", lambda m: events.append("second"))
+        wiring.when_loaded("pkg.target", setup)
+        wiring.when_loaded("pkg.target", lambda m: events.append("second"))
         from pkg import target
         target.VALUE
         target.VALUE
@@ -121,11 +121,11 @@ def test_failing_setup_does_not_break_the_import(tmp_path):
         """
         def broken(module):
             raise RuntimeError("no such internals")
-        fastio.when_loaded("pkg.target", broken)
-        fastio.when_loaded("pkg.target", setup)
+        wiring.when_loaded("pkg.target", broken)
+        wiring.when_loaded("pkg.target", setup)
         from pkg import target
         print(target.VALUE, events)
-        print([(n, str(e)) for n, s, e in fastio.failures()])
+        print([(n, str(e)) for n, s, e in wiring.failures()])
         """,
     )
     assert lines[0] == "42 [('code',), ('setup', 42)]"
@@ -138,7 +138,7 @@ def test_failing_setup_told_to_its_error_handler(tmp_path):
         """
         def broken(module):
             raise RuntimeError("no such internals")
-        fastio.when_loaded("pkg.target", broken, lambda e: events.append(str(e)))
+        wiring.when_loaded("pkg.target", broken, lambda e: events.append(str(e)))
         from pkg import target
         print(target.VALUE, events)
         """,

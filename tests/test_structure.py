@@ -5,10 +5,18 @@ Mercurial outside ``wiring.py``."""
 import ast
 import os
 
-PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hgext3rd", "fastio")
+PACKAGE = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hgext3rd", "fastio"
+)
 WIRING = "hgext3rd.fastio.wiring"
 # what only the wiring module may call
-WRAPPING = {"wrapfunction", "wrapcommand", "unwrapfunction", "wrappedfunction", "wrapclass"}
+WRAPPING = {
+    "wrapfunction",
+    "wrapcommand",
+    "unwrapfunction",
+    "wrappedfunction",
+    "wrapclass",
+}
 
 
 def _modules():
@@ -38,7 +46,9 @@ def _imports(dotted, path, modules):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 parent = base[: len(base) - (node.level - 1)]
-                target = ".".join(parent + (node.module.split(".") if node.module else []))
+                target = ".".join(
+                    parent + (node.module.split(".") if node.module else [])
+                )
             else:
                 target = node.module or ""
             for alias in node.names:
@@ -109,7 +119,9 @@ def test_no_import_cycle():
 
 
 def test_the_check_finds_a_cycle():
-    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [
+        ["a", "b", "c"]
+    ]
 
 
 def _wrapping_calls(path):
@@ -146,11 +158,15 @@ def test_only_the_wiring_module_replaces_mercurial_attributes():
         tree = ast.parse(open(path).read(), path)
         mercurial_names = set()
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mercurial"):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "mercurial"
+            ):
                 mercurial_names.update(a.asname or a.name for a in node.names)
             elif isinstance(node, ast.Import):
                 mercurial_names.update(
-                    a.asname or a.name for a in node.names if a.name.startswith("mercurial")
+                    a.asname or a.name
+                    for a in node.names
+                    if a.name.startswith("mercurial")
                 )
         for node in ast.walk(tree):
             targets = []

@@ -173,7 +173,7 @@ WRAPS = (
      "a changegroup generated under fastio.report"),
     ("stream file reads", "vfs.__call__", "gates:open_file",
      "a small store file a stream generation reads"),
-    ("stream file reads", "filechunkiter", "serve.serving:_filechunkiter",
+    ("stream file reads", "mercurial.util:filechunkiter", "serve.serving:_filechunkiter",
      "the chunks of a file a stream generation reads"),
     ("hgweb service", "httpservice.run", ":run_service",
      "hg serve, before it serves"),
