@@ -647,33 +647,34 @@ def mmapread(orig, fp, size=None, pre_populate=True):
     command = running_command()
     if command is not None and command.session is None:
         # before the command's first mapping that is the policy's: one that
-        # is not is mapped here, as mmappolicy.map_file would map it
-        populated = _small_mapping(command, fp, size, pre_populate)
-        if populated is not None:
-            if populated:
-                return orig(fp, size)
-            return _unpopulated(orig, fp, size)
+        # is not is mapped here, as mmappolicy.map_file maps it
+        rule = command.small_mappings
+        if rule is None:
+            rule = command.small_mappings = _small_mapping_rule(command.ui)
+        if rule:
+            data = map_outside_policy(orig, fp, size, pre_populate, *rule)
+            if data is not None:
+                return data
     from .mmap import sessions
 
     return sessions.mmapread(orig, fp, size, pre_populate)
 
 
-# fastio.mmap-populate values (mmappolicy.POLICIES) under which a small
-# mapping is stock's when the helper cannot populate (policy ``stock``)
-_STOCK_WITHOUT_HELPER = (b"auto", b"background")
-_OTHER_POLICIES = (b"always", b"never")
+# The mappings of store data the population policy leaves alone, defined
+# here for the commands that map nothing else (a small repository's): the
+# policy (``mmap.mmappolicy``) uses them too.
+
+# the fastio.mmap-populate values; under the first two a mapping is stock's
+# when the helper cannot populate (policy ``stock``)
+MMAP_POLICIES = (b"auto", b"background", b"always", b"never")
+_STOCK_WITHOUT_HELPER = MMAP_POLICIES[:2]
 
 
-def _small_mapping(command, fp, size, pre_populate):
-    """None when the mapping is the population policy's (or is not known
-    to be without loading it); else whether it is stock's own mapping
-    (True) or an unpopulated one (False), as in ``mmappolicy.map_file``."""
-    rule = command.small_mappings
-    if rule is None:
-        rule = command.small_mappings = _small_mapping_rule(command.ui)
-    if not rule:
-        return None
-    threshold, stock = rule
+def map_outside_policy(orig, fp, size, pre_populate, threshold, stock):
+    """The mapping of ``fp`` when it is not the policy's (asked not to be
+    populated, or smaller than ``threshold``): stock's own mapping when
+    the policy is ``stock``, else an unpopulated one; None when it is the
+    policy's."""
     if pre_populate:
         import os
 
@@ -685,7 +686,9 @@ def _small_mapping(command, fp, size, pre_populate):
             length = 0
         if length >= threshold:
             return None
-    return stock and pre_populate
+        if stock:
+            return orig(fp, size)
+    return map_unpopulated(orig, fp, size)
 
 
 def _small_mapping_rule(ui):
@@ -693,7 +696,7 @@ def _small_mapping_rule(ui):
     ``config.mmap_policy`` reads it: a wrong value is left to it, to say),
     or False."""
     requested = ui.config(b"fastio", b"mmap-populate").strip().lower()
-    if requested not in _STOCK_WITHOUT_HELPER + _OTHER_POLICIES:
+    if requested not in MMAP_POLICIES:
         return False
     helper = ui.config(b"devel", b"fastio.mmap-helper").strip().lower()
     threshold = max(0, ui.configbytes(b"fastio", b"mmap-populate-threshold"))
@@ -718,10 +721,11 @@ def _helper_built():
     return spec is not None
 
 
-def _unpopulated(orig, fp, size):
-    """``compat.map_unpopulated``: 7.2's ``pre_populate=False``, nothing on
-    6.7 (no such parameter), told from stock's function's code where it is
-    a plain function: loading compat costs more than the mapping."""
+def map_unpopulated(orig, fp, size):
+    """Stock's mapping of ``fp``, not populated: 7.2's ``pre_populate=False``,
+    nothing on 6.7 (no such parameter), told from stock's function's code
+    where it is a plain function (loading compat costs more than the
+    mapping), else by ``compat.map_unpopulated``."""
     code = getattr(orig, "__code__", None)
     if code is None:
         from . import compat

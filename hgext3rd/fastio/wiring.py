@@ -189,6 +189,8 @@ WRAPS = (
 _originals = {}
 # (container, name, wrapper or None, replaced value, part) of what is wired
 _wired = []
+# (id of the container, name, id of the wrapper) of what is wired
+_wired_keys = set()
 # part -> problems (empty: wired) of the parts asked for
 _parts = {}
 # parts wired that found nothing to wrap (another release's)
@@ -233,15 +235,14 @@ def _wire(part):
     if not targets:
         _absent.add(part)
     for container, name, wrapper in targets:
-        if any(
-            wired_container is container and wired_name == name and wired is wrapper
-            for wired_container, wired_name, wired, _r, _p in _wired
-        ):
+        key = (id(container), name, id(wrapper))
+        if key in _wired_keys:
             # (vfs.__call__: one wrapper for the parts that share it)
             continue
-        if isinstance(wrapper, _Replacement):
+        _wired_keys.add(key)
+        if type(wrapper) is tuple and wrapper[0] is _REPLACEMENT:
             _wired.append((container, name, None, getattr(container, name), part))
-            setattr(container, name, wrapper.value)
+            setattr(container, name, wrapper[1])
         elif container is _COMMANDS:
             from mercurial import commands
 
@@ -256,10 +257,13 @@ def _wire(part):
 _COMMANDS = object()
 
 
-class _Replacement:
-    # what an ``=name`` target is replaced with
-    def __init__(self, value):
-        self.value = value
+def _Replacement(value):
+    # what an ``=name`` target is replaced with (told from a wrapper by
+    # its type)
+    return (_REPLACEMENT, value)
+
+
+_REPLACEMENT = object()
 
 
 def _part_targets(part):
@@ -267,14 +271,23 @@ def _part_targets(part):
     what this Mercurial lacks."""
     module_name = PARTS[part][1]
     found = []
-    for row_part, target, wrapper_name, _work in WRAPS:
-        if row_part != part:
-            continue
+    for target, wrapper_name in _rows_of(part):
         wrapper = _resolve(wrapper_name) if wrapper_name else None
-        if target.startswith("="):
+        if target[0] == "=":
             wrapper = _Replacement(wrapper)
         found.extend(_targets(module_name, target, wrapper))
     return found
+
+
+# part -> [(target, wrapper)], made at the first wiring
+_rows = {}
+
+
+def _rows_of(part):
+    if not _rows:
+        for row_part, target, wrapper_name, _work in WRAPS:
+            _rows.setdefault(row_part, []).append((target, wrapper_name))
+    return _rows.get(part, ())
 
 
 def _targets(module_name, target, wrapper):
@@ -290,7 +303,10 @@ def _targets(module_name, target, wrapper):
     path = target.lstrip("=")
     if ":" in path:
         module_name, path = path.split(":")
-    module = _module(module_name)
+        module = _module(module_name)
+    else:
+        # (the part's own module: loaded, or the part's wiring loaded it)
+        module = sys.modules[module_name]
     if path.startswith("*."):
         name = path[2:]
         # (type(), not isinstance(): the latter asks a lazy module of the
@@ -318,12 +334,14 @@ def _module(name):
     return module
 
 
+_PACKAGE = __name__.rpartition(".")[0]
+
+
 def _resolve(spec):
     """The function ``"module:function"`` names (``":function"``: in the
     package's ``__init__``), its module imported now."""
     module_name, function = spec.split(":")
-    package = __name__.rpartition(".")[0]
-    full = package + "." + module_name if module_name else package
+    full = _PACKAGE + "." + module_name if module_name else _PACKAGE
     # (once loaded, from sys.modules: the import system's path costs more)
     module = sys.modules.get(full)
     if module is None:
@@ -344,28 +362,18 @@ def wire_found(part, container, name, wrapper):
         _wired.append((container, name, wrapper, None, part))
 
 
-class during:
+def during(part):
     """``with during(part):`` the wraps of ``part`` in force for the block
     only (in the thread running it and every other)."""
+    import contextlib
 
-    def __init__(self, part):
-        self.part = part
-        self._stack = None
+    from mercurial import extensions
 
-    def __enter__(self):
-        import contextlib
-
-        from mercurial import extensions
-
-        self._stack = contextlib.ExitStack()
-        for container, name, wrapper in _part_targets(self.part):
-            self._stack.enter_context(
-                extensions.wrappedfunction(container, name, wrapper)
-            )
-        return self
-
-    def __exit__(self, *exc_info):
-        return self._stack.__exit__(*exc_info)
+    stack = contextlib.ExitStack()
+    with stack:
+        for container, name, wrapper in _part_targets(part):
+            stack.enter_context(extensions.wrappedfunction(container, name, wrapper))
+        return stack.pop_all()
 
 
 def unwire():
@@ -392,6 +400,8 @@ def unwire():
             if not PARTS[part][2]:
                 kept.append(entry)
                 continue
+            # (the functions as they were hold their modules' globals)
+            _originals.pop(part, None)
             try:
                 if wrapper is None:
                     setattr(container, name, replaced)
@@ -424,21 +434,31 @@ def in_force():
 
 
 def setup(ui):
-    """Wire each ``AT_LOAD`` part when its module loads (``extsetup``)."""
-    from mercurial.utils import stringutil
-
+    """Wire each ``AT_LOAD`` part when its module loads (``extsetup``); a
+    part that fails keeps stock behaviour, with a debug line."""
+    parts_of = {}
     for part, (when, module, _undone) in PARTS.items():
-        if when != AT_LOAD:
-            continue
+        if when == AT_LOAD:
+            parts_of.setdefault(module, []).append(part)
 
-        def failed(exc, module=module):
-            # that part keeps stock behaviour
-            ui.debug(
-                b"fastio: not wired in after %s loaded: %s\n"
-                % (module.encode(), stringutil.forcebytestr(exc))
-            )
+    def at_load(module, parts):
+        def wire_parts(loaded):
+            for part in parts:
+                try:
+                    wire(part)
+                except Exception as exc:
+                    from mercurial.utils import stringutil
 
-        when_loaded(module, lambda loaded, p=part: wire(p), failed)
+                    ui.debug(
+                        b"fastio: not wired in after %s loaded: %s\n"
+                        % (module.encode(), stringutil.forcebytestr(exc))
+                    )
+                    _failed.append((module, part, exc))
+
+        return wire_parts
+
+    for module, parts in parts_of.items():
+        when_loaded(module, at_load(module, parts))
 
 
 # -- wiring into a module once its code has run, not before -----------------

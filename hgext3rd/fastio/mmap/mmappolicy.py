@@ -22,11 +22,10 @@ when a command ends are stopped and joined (``end_command``): no thread
 outlives a command, as chg and the command server run many in a process.
 """
 
-import os
 import threading
 import time
 
-from .. import compat
+from .. import MMAP_POLICIES, compat, map_outside_policy, map_unpopulated
 
 try:
     from . import _populate
@@ -38,7 +37,8 @@ ALWAYS = b"always"
 BACKGROUND = b"background"
 AUTO = b"auto"
 STOCK = b"stock"
-POLICIES = (AUTO, ALWAYS, NEVER, BACKGROUND)
+# (the values __init__ reads for the mappings outside any policy)
+POLICIES = MMAP_POLICIES
 
 DEFAULT_THRESHOLD = 1 << 20
 
@@ -260,27 +260,17 @@ def summary(session):
     return line
 
 
-def _length(fp, size):
-    if size is not None:
-        return size
-    fd = fp if isinstance(fp, int) else fp.fileno()
-    return os.fstat(fd).st_size
-
-
 def map_file(orig, fp, size=None, pre_populate=True):
     """``util.mmapread`` under the session's policy (``orig`` is stock's)."""
     session = current()
     policy = session.policy
-    try:
-        length = _length(fp, size)
-    except (OSError, AttributeError, ValueError):
-        length = 0
-    if not pre_populate or length < policy.threshold:
-        # not the policy's (Mercurial's own small caches, or a caller
-        # asking for no population): neither counted nor said
-        if policy.name == STOCK and pre_populate:
-            return orig(fp, size)
-        return compat.map_unpopulated(orig, fp, size)
+    # not the policy's (Mercurial's own small caches, or a caller asking
+    # for no population): neither counted nor said
+    data = map_outside_policy(
+        orig, fp, size, pre_populate, policy.threshold, policy.name == STOCK
+    )
+    if data is not None:
+        return data
     name = policy.name
     if not session.announced:
         session.announced = True
@@ -291,7 +281,7 @@ def map_file(orig, fp, size=None, pre_populate=True):
     elif name == ALWAYS:
         data = _map_now(session, orig, fp, size)
     else:
-        data = compat.map_unpopulated(orig, fp, size)
+        data = map_unpopulated(orig, fp, size)
     if not len(data):
         return data
     stats = session.stats
@@ -325,7 +315,7 @@ def _map_now(session, orig, fp, size):
         data = orig(fp, size, pre_populate=True)
         session.stats.methods.add(b"MAP_POPULATE")
         return data
-    data = compat.map_unpopulated(orig, fp, size)
+    data = map_unpopulated(orig, fp, size)
     if not len(data):
         return data
     method = session.policy.method
