@@ -3,7 +3,7 @@ tmpfs when there is one), closed through a file writer in each mode; prints the
 median over runs of the time spent in close() calls per descriptor (and
 the fastest run's), and of the whole (close() calls and finish()).
 
-    python bench/closerbench.py [--count 10000] [--runs 7]
+    python bench/closebench.py [--count 10000] [--runs 7]
 """
 
 import argparse

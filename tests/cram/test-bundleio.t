@@ -1,12 +1,12 @@
 Bundle files are read and written with large system calls (fastio.read-buffer,
 fastio.write-buffer): every path that reads or writes one, counted by an
-LD_PRELOAD shim (tests/iocount.c) on the bundle file only.  Bundles written
+LD_PRELOAD shim (tests/shims/iocount.c) on the bundle file only.  Bundles written
 with the extension are those stock writes (cmp); repositories applied from
 them are those stock applies.
 
-  $ . "$TESTDIR/common.sh"
+  $ . "$TESTDIR/../helpers/common.sh"
   $ STOCK="--config extensions.fastio=!"
-  $ gcc -O2 -shared -fPIC -o "$TESTTMP/iocount.so" "$TESTDIR/iocount.c" -ldl
+  $ gcc -O2 -shared -fPIC -o "$TESTTMP/iocount.so" "$TESTDIR/../shims/iocount.c" -ldl
 
 "iocount MATCH hg ..." runs hg and tells the read and write calls on the
 files whose path contains MATCH: whether there were any, and whether their

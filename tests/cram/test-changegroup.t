@@ -3,7 +3,7 @@ ssh, pulls, unbundles of every bundle type, two changegroups in one
 transaction, inline revlogs that split, hardlinked clones.  Each result is
 compared with what stock Mercurial writes from the same input.
 
-  $ . "$TESTDIR/common.sh"
+  $ . "$TESTDIR/../helpers/common.sh"
   $ STOCK="--config extensions.fastio=!"
   $ ON="--config fastio.background-close=always --config fastio.report=yes"
   $ mkrepo src
@@ -86,7 +86,7 @@ vfs (as many requests as stock) or above it (fewer) is not the promise.
 them: where creating files is slow they are made by the file writer's
 threads instead, one exclusive create each.)
 
-  $ COUNT="--config extensions.opencount=$TESTDIR/opencount.py"
+  $ COUNT="--config extensions.opencount=$TESTDIR/../helpers/opencount.py"
   $ hg init oc-stock; hg init oc
   $ FASTIO_OPENCOUNT=oc-stock.txt hg -R oc-stock unbundle -q $STOCK $COUNT none-v2.hg
   $ FASTIO_OPENCOUNT=oc.txt hg -R oc unbundle -q $COUNT none-v2.hg --config fastio.background-close=never
@@ -120,7 +120,7 @@ threads instead, one exclusive create each.)
 Two changegroups in one transaction writing the same revlogs: the second
 reopens files whose closes may still be pending
 
-  $ "$PYTHON" "$TESTDIR/twocg.py" src 1 two.hg
+  $ "$PYTHON" "$TESTDIR/../helpers/twocg.py" src 1 two.hg
   $ hg init two; hg init two-stock
   $ hg -R two-stock unbundle -q $STOCK two.hg
   $ hg -R two unbundle $ON two.hg 2>&1 | grep -E '^(fastio: changegroup|added)'

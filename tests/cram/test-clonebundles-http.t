@@ -4,7 +4,7 @@ ones (strace -f -yy: the reads that returned data on the sockets to the
 bundles' server)
 
   $ which strace > /dev/null 2>&1 || exit 80
-  $ . "$TESTDIR/common.sh"
+  $ . "$TESTDIR/../helpers/common.sh"
   $ hg init src
   $ "$PYTHON" -c "
   > import random

@@ -1,6 +1,6 @@
 Stream clone bundles (packed1 and v2) served as clonebundles
 
-  $ . "$TESTDIR/common.sh"
+  $ . "$TESTDIR/../helpers/common.sh"
   $ mkrepo src
   $ mkdir static
   $ hg -R src debugcreatestreamclonebundle static/packed1.hg > /dev/null

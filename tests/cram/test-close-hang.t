@@ -1,14 +1,14 @@
 A close that hangs (a hard-mounted NFS server that stopped answering;
-modelled by tests/faultshim.c, an LD_PRELOAD shim that makes the close of
+modelled by tests/shims/faultshim.c, an LD_PRELOAD shim that makes the close of
 one file sleep 20 s) while closes are in background: a Ctrl-C (or a
 SIGTERM) ends the command within fastio.close-timeout (1 s here) with an
 abort naming the file, exit 255, and the rollback leaves the repository as
 it was (on POSIX an open file can be removed).
 
   $ command -v gcc > /dev/null || exit 80
-  $ gcc -O2 -shared -fPIC -o "$TESTTMP/fault.so" "$TESTDIR/faultshim.c" -ldl
+  $ gcc -O2 -shared -fPIC -o "$TESTTMP/fault.so" "$TESTDIR/../shims/faultshim.c" -ldl
   $ hg init src
-  $ "$PYTHON" "$TESTDIR/mkmany.py" src 200
+  $ "$PYTHON" "$TESTDIR/../helpers/mkmany.py" src 200
   $ hg -R src commit -qAm one
   $ hg -R src bundle -q -a -t "none-v2;stream=v2" v2.hg
   $ hg -R src bundle -q -a -t none-v2 cg.hg
@@ -21,7 +21,7 @@ it was (on POSIX an open file can be removed).
   >   rm -rf dest started; hg init dest; listing dest > before
   >   LD_PRELOAD="$TESTTMP/fault.so" FASTIO_HANG_CLOSE=data/d05/f00035.i \
   >   FASTIO_HANG_STARTED="$TESTTMP/started" FASTIO_HANG_S=20 \
-  >     "$PYTHON" "$TESTDIR/sigdefault.py" hg -R dest unbundle -q $2 \
+  >     "$PYTHON" "$TESTDIR/../helpers/sigdefault.py" hg -R dest unbundle -q $2 \
   >     --config fastio.background-close=always --config fastio.close-timeout=1s > out 2>&1 &
   >   pid=$!
   >   n=0; while [ ! -f started ] && [ $n -lt 1000 ]; do sleep 0.01; n=$((n+1)); done

@@ -3,7 +3,7 @@ applied (precompress.py): the revlogs take what was compressed for them,
 and the store is the one stock writes, byte for byte.  The blocks are made
 small (64 KiB) so that a changegroup of a few hundred KiB is read ahead.
 
-  $ . "$TESTDIR/common.sh"
+  $ . "$TESTDIR/../helpers/common.sh"
   $ cat >> $HGRCPATH <<EOF
   > [fastio]
   > compress-ahead = yes
@@ -123,7 +123,7 @@ A write that fails (ENOSPC) while the reading thread is ahead: one abort,
 the repository as it was, for background and inline closes
 
   $ command -v gcc > /dev/null || exit 80
-  $ gcc -O2 -shared -fPIC -o "$TESTTMP/fault.so" "$TESTDIR/faultshim.c" -ldl
+  $ gcc -O2 -shared -fPIC -o "$TESTTMP/fault.so" "$TESTDIR/../shims/faultshim.c" -ldl
   $ for mode in never always; do
   >   hg init full-$mode
   >   LD_PRELOAD="$TESTTMP/fault.so" FASTIO_FAIL_WRITE=data/d2/f100.i hg -R full-$mode unbundle -q $ON \

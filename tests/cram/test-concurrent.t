@@ -4,13 +4,13 @@ never a revision in between or an error, and "hg verify" waits for the lock
 and passes (locks as stock).
 
   $ command -v gcc > /dev/null || exit 80
-  $ gcc -O2 -shared -fPIC -o "$TESTTMP/delay.so" "$ROOTDIR/bench/latency.c" -ldl
+  $ gcc -O2 -shared -fPIC -o "$TESTTMP/delay.so" "$ROOTDIR/fixtures/latency.c" -ldl
   $ hg init src
-  $ "$PYTHON" "$TESTDIR/mkmany.py" src 600
+  $ "$PYTHON" "$TESTDIR/../helpers/mkmany.py" src 600
   $ hg -R src commit -qAm one
-  $ "$PYTHON" "$TESTDIR/mkmany.py" src 600 1
+  $ "$PYTHON" "$TESTDIR/../helpers/mkmany.py" src 600 1
   $ hg -R src commit -qAm two
-  $ "$PYTHON" "$TESTDIR/mkmany.py" src 600 2
+  $ "$PYTHON" "$TESTDIR/../helpers/mkmany.py" src 600 2
   $ hg -R src commit -qAm three
   $ hg -R src bundle -q --base 0 -t none-v2 cg.hg
   $ hg clone -q -U -r 0 src dest

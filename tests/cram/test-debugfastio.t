@@ -130,7 +130,7 @@ With a 2 ms delay injected into close() (an LD_PRELOAD shim), the median is
 at least 1500 us and auto mode goes to the background
 
   $ command -v gcc > /dev/null || exit 80
-  $ gcc -O2 -shared -fPIC -o $TESTTMP/closedelay.so $ROOTDIR/bench/latency.c -ldl
+  $ gcc -O2 -shared -fPIC -o $TESTTMP/closedelay.so $ROOTDIR/fixtures/latency.c -ldl
   $ LD_PRELOAD=$TESTTMP/closedelay.so FASTIO_CLOSE_DELAY_US=2000 hg debugfastio --files 100 > slow.out
   $ grep -E '^(close latency|auto)' slow.out
   close latency: * us (median), * us (90th percentile) (glob)

@@ -4,8 +4,8 @@ repository with no file or directory it did not have before: changegroups and st
 bundles v1, v2 and v3, closes inline and in background.
 
   $ command -v gcc > /dev/null || exit 80
-  $ gcc -O2 -shared -fPIC -o "$TESTTMP/fault.so" "$TESTDIR/faultshim.c" -ldl
-  $ . "$TESTDIR/common.sh"
+  $ gcc -O2 -shared -fPIC -o "$TESTTMP/fault.so" "$TESTDIR/../shims/faultshim.c" -ldl
+  $ . "$TESTDIR/../helpers/common.sh"
   $ mkrepo src
   $ hg -R src bundle -q -a -t zstd-v2 cg.hg
   $ hg -R src bundle -q -a -t none-v1 cg1.hg

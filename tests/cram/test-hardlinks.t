@@ -5,7 +5,7 @@ inline or in background, an inline revlog that splits) and a stream that
 replaces files left in a store, hardlinked to another repository's (with
 other content).
 
-  $ . "$TESTDIR/common.sh"
+  $ . "$TESTDIR/../helpers/common.sh"
   $ mkrepo src
   $ hg clone -q src up
   $ cd up

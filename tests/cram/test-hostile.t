@@ -7,7 +7,7 @@ the whole stream first); from a pipe there is no going back, and a name at
 the end of a stream larger than the read buffer comes after files were
 written, which the rollback removes with the directories made for them.
 
-  $ . "$TESTDIR/common.sh"
+  $ . "$TESTDIR/../helpers/common.sh"
   $ mkrepo src
   $ "$PYTHON" -c "
   > import random; r = random.Random(4)
@@ -17,7 +17,7 @@ written, which the rollback removes with the directories made for them.
   $ hg -R src bundle -q -a -t "none-v2;stream=v3-exp" --config experimental.stream-v3=yes v3.hg
   $ hg -R src debugcreatestreamclonebundle v1.hg > /dev/null
 
-  $ kit() { "$PYTHON" "$TESTDIR/bundlekit.py" "$@"; }
+  $ kit() { "$PYTHON" "$ROOTDIR/fixtures/bundlekit.py" "$@"; }
   $ kit files v2.hg | head -3
   s data/.hgtags-not.i
   s data/Upper Case/File.TXT.i

@@ -6,7 +6,7 @@ through vfs.backgroundclosing.  The extension wires each part in when
 Mercurial loads the module it wraps (see test_load_cost.py): each apply
 here reports the extension's work, and its store is the one stock writes.
 
-  $ . "$TESTDIR/common.sh"
+  $ . "$TESTDIR/../helpers/common.sh"
   $ STOCK="--config extensions.fastio=!"
   $ ON="--config fastio.report=yes"
   $ mkrepo src
@@ -99,7 +99,7 @@ each through the extension (its wiring outlives the first command)
   $ hg clone -q -U $STOCK base stock-unbundled
   $ hg -R stock-unbundled unbundle -q $STOCK one.hg
   $ hg init cmdserver-pulled
-  $ "$PYTHON" "$TESTDIR/cmdserver.py" \
+  $ "$PYTHON" "$ROOTDIR/fixtures/cmdserver.py" \
   >   "-R cmdserver unbundle -q --config fastio.report=yes one.hg" \
   >   "-R cmdserver-pulled pull -q --config fastio.report=yes src" 2>&1 \
   >   | grep -E '^(fastio: (changegroup|files)|exit|server exit)'
@@ -157,9 +157,9 @@ goes through the extension with its own opener, compressors and writer,
 and each store is the one stock writes
 
   $ hg init many
-  $ "$PYTHON" "$TESTDIR/mkmany.py" many 600
+  $ "$PYTHON" "$TESTDIR/../helpers/mkmany.py" many 600
   $ hg -R many commit -qAm one
-  $ "$PYTHON" "$TESTDIR/mkmany.py" many 600 1
+  $ "$PYTHON" "$TESTDIR/../helpers/mkmany.py" many 600 1
   $ hg -R many commit -qm two
   $ hg -R many bundle -q -a -t zstd-v2 many.hg
   $ hg init many-stock
@@ -168,7 +168,7 @@ and each store is the one stock writes
   >   hg init $r
   >   printf '[fastio]\nreport = yes\nbackground-close = always\n' >> $r/.hg/hgrc
   > done
-  $ "$PYTHON" "$TESTDIR/threadapply.py" many.hg t1 t2 t3 \
+  $ "$PYTHON" "$TESTDIR/../helpers/threadapply.py" many.hg t1 t2 t3 \
   >   | grep -E '^(t[123]|fastio: (changegroup|files written|closes)|at the same|.* failed)'
   t1:
   fastio: changegroup

@@ -5,12 +5,12 @@ sent once the first files are in the store) roll the application back: an
 the same under a shim that gives open files Windows' locks.
 
   $ command -v gcc > /dev/null || exit 80
-  $ gcc -O2 -shared -fPIC -o "$TESTTMP/delay.so" "$ROOTDIR/bench/latency.c" -ldl
-  $ gcc -O2 -shared -fPIC -o "$TESTTMP/fault.so" "$TESTDIR/faultshim.c" -ldl
+  $ gcc -O2 -shared -fPIC -o "$TESTTMP/delay.so" "$ROOTDIR/fixtures/latency.c" -ldl
+  $ gcc -O2 -shared -fPIC -o "$TESTTMP/fault.so" "$TESTDIR/../shims/faultshim.c" -ldl
   $ hg init src
-  $ "$PYTHON" "$TESTDIR/mkmany.py" src 1000
+  $ "$PYTHON" "$TESTDIR/../helpers/mkmany.py" src 1000
   $ hg -R src commit -qAm one
-  $ "$PYTHON" "$TESTDIR/mkmany.py" src 1000 1
+  $ "$PYTHON" "$TESTDIR/../helpers/mkmany.py" src 1000 1
   $ hg -R src commit -qAm two
   $ hg -R src bundle -q -a -t "none-v2;stream=v2" v2.hg
   $ hg -R src bundle -q -a -t none-v2 cg.hg
@@ -28,7 +28,7 @@ directories, empty)
   >   rm -rf dest; if [ $3 = empty ]; then hg init dest; else cp -a $3 dest; fi
   >   listing dest > before
   >   LD_PRELOAD="$TESTTMP/delay.so $PRELOAD" FASTIO_CLOSE_DELAY_US=2000 \
-  >     "$PYTHON" "$TESTDIR/sigdefault.py" hg -R dest unbundle -q $2 ${OPTS:---config fastio.background-close=never} > out 2>&1 &
+  >     "$PYTHON" "$TESTDIR/../helpers/sigdefault.py" hg -R dest unbundle -q $2 ${OPTS:---config fastio.background-close=never} > out 2>&1 &
   >   pid=$!
   >   n=0; while [ ! -L dest/.hg/store/lock ] && [ $n -lt 1000 ]; do sleep 0.01; n=$((n+1)); done
   >   sleep 0.5
@@ -69,7 +69,7 @@ directories, empty)
   unchanged
 
 The signal as the close of a revlog's write handle starts, its buffer not
-written yet (tests/signalat.py sends it then; Python runs a handler between
+written yet (tests/helpers/signalat.py sends it then; Python runs a handler between
 any two bytecodes, and the extension's close is Python code): the revision
 appended to an existing filelog is flushed before the rollback truncates
 the file, not after it (then the file would keep it)
@@ -79,7 +79,7 @@ the file, not after it (then the file would keep it)
   >     rm -rf dest; cp -a base dest; listing dest > before
   >     FASTIO_SIGNAL=$sig FASTIO_SIGNAL_BEFORE_CLOSE=data/d05/f00875.i \
   >       hg -R dest unbundle -q cg-base0.hg --config fastio.background-close=$mode \
-  >       --config extensions.sig="$TESTDIR/signalat.py" > out 2>&1
+  >       --config extensions.sig="$TESTDIR/../helpers/signalat.py" > out 2>&1
   >     HOW="$mode: " outcome $sig cg-base0.hg $?
   >   done
   > done
@@ -107,7 +107,7 @@ from its open to the point where an interrupt closes it
   $ hg -R big bundle -q -a -t "none-v2;stream=v2" big-v2.hg
   $ for sig in INT TERM; do
   >   rm -rf dest; hg init dest; listing dest > before
-  >   "$PYTHON" "$TESTDIR/stalled.py" big-v2.hg $sig -R dest unbundle -q | grep -v -e '^transaction abort!$' -e '^rollback completed$'
+  >   "$PYTHON" "$TESTDIR/../helpers/stalled.py" big-v2.hg $sig -R dest unbundle -q | grep -v -e '^transaction abort!$' -e '^rollback completed$'
   >   listing dest > after
   >   cmp -s before after && echo unchanged || diff before after | head -5
   > done
@@ -120,11 +120,11 @@ from its open to the point where an interrupt closes it
 
 The same with closes pending in background, on a filesystem that refuses
 to remove or rename a file still open (Windows; modelled by
-tests/winlockshim.c, an LD_PRELOAD shim): the rollback removes every file,
+tests/shims/winlockshim.c, an LD_PRELOAD shim): the rollback removes every file,
 so no descriptor may be open when it runs, neither a pending close nor one
 in hand between its open and its hand-over to the closer
 
-  $ gcc -O2 -shared -fPIC -o "$TESTTMP/winlock.so" "$TESTDIR/winlockshim.c" -ldl
+  $ gcc -O2 -shared -fPIC -o "$TESTTMP/winlock.so" "$TESTDIR/../shims/winlockshim.c" -ldl
   $ "$PYTHON" - <<'PY'
   > import subprocess, sys, os
   > code = """if 1:
@@ -147,7 +147,7 @@ in hand between its open and its hand-over to the closer
   removed once closed
 
 The signal right after a file is opened, before the writer hands its
-descriptor over (tests/signalat.py sends it from os.open: Python
+descriptor over (tests/helpers/signalat.py sends it from os.open: Python
 runs the handler as the open returns), then from outside as above.  New
 files are opened on the applying thread when it writes them itself
 (fastio.background-close=never); in the background the file writer's
@@ -159,7 +159,7 @@ threads make them
   >   LD_PRELOAD="$TESTTMP/delay.so $PRELOAD" FASTIO_CLOSE_DELAY_US=2000 \
   >   FASTIO_SIGNAL=$1 FASTIO_SIGNAL_AFTER_OPEN=data/d05/f00305.i \
   >     hg -R dest unbundle -q $2 $opts \
-  >     --config extensions.sig="$TESTDIR/signalat.py" > out 2>&1
+  >     --config extensions.sig="$TESTDIR/../helpers/signalat.py" > out 2>&1
   >   outcome $1 $2 $?
   > }
 (two closing threads, not more: the apply must last past the signal)

@@ -30,7 +30,7 @@ Mercurial's check of it
 
 Silent by default: a clone prints what stock prints
 
-  $ . "$TESTDIR/common.sh"
+  $ . "$TESTDIR/../helpers/common.sh"
   $ hg init repo
   $ echo a > repo/a
   $ hg -R repo commit -qAm a
@@ -48,7 +48,7 @@ On a release whose internals are not the ones the extension was written for
 one debug line, at its first call (for file closes, at the first block of
 them)
 
-  $ B="--config extensions.breakinternals=$TESTDIR/breakinternals.py"
+  $ B="--config extensions.breakinternals=$TESTDIR/../helpers/breakinternals.py"
   $ hg init broken1
   $ hg $B --config breakinternals.stream=signature --config breakinternals.closing=signature --debug -R broken1 unbundle s.hg --config fastio.report=yes > broken1.out 2>&1
 (the bundle file is still read through a large buffer, which needs none of

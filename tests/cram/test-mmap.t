@@ -3,7 +3,7 @@ under each (and with the helper forced off); --debug says which policy ran
 and what it did.  Every revlog index is mapped here (thresholds of 1 byte,
 each release's option), so that small repositories exercise it.
 
-  $ . "$TESTDIR/common.sh"
+  $ . "$TESTDIR/../helpers/common.sh"
   $ cat >> $HGRCPATH <<EOF
   > [storage]
   > revlog.mmap.index:size-threshold = 1

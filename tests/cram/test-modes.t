@@ -4,7 +4,7 @@ permissions Mercurial's own vfs gives it (files 664, directories 2775 here),
 whatever the umask (022 here, which alone would drop group write), on every
 apply path.
 
-  $ . "$TESTDIR/common.sh"
+  $ . "$TESTDIR/../helpers/common.sh"
   $ umask 022
   $ mkrepo src
   $ hg -R src bundle -q -a -t "none-v2;stream=v2" v2.hg

@@ -3,7 +3,7 @@ test-narrow-clone-no-ellipsis.t): each stores and tracks exactly what was
 asked, over ssh and over http, with background closes forced on; widening
 and the narrow stream clone too.  Stores are compared with stock's.
 
-  $ . "$TESTDIR/common.sh"
+  $ . "$TESTDIR/../helpers/common.sh"
   $ cat >> $HGRCPATH <<EOF
   > [extensions]
   > narrow=

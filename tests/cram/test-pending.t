@@ -9,9 +9,9 @@ move to the threads, so stock reading it back before the hook waits for
 nothing; with every close on the threads, that read would wait for all.)
 
   $ command -v gcc > /dev/null || exit 80
-  $ gcc -O2 -shared -fPIC -o "$TESTTMP/latency.so" "$ROOTDIR/bench/latency.c" -ldl
+  $ gcc -O2 -shared -fPIC -o "$TESTTMP/latency.so" "$ROOTDIR/fixtures/latency.c" -ldl
   $ hg init src
-  $ "$PYTHON" "$TESTDIR/mkmany.py" src 300
+  $ "$PYTHON" "$TESTDIR/../helpers/mkmany.py" src 300
   $ hg -R src commit -qAm one
   $ hg -R src bundle -q -a -t zstd-v2 all.hg
   $ hg -R src archive -q -t tar --prefix x -r tip - | md5sum > expected
@@ -41,7 +41,7 @@ the hook), and one that adds to existing revlogs
   $ hg verify -q
   $ cd ..
 
-  $ "$PYTHON" "$TESTDIR/mkmany.py" src 300 2
+  $ "$PYTHON" "$TESTDIR/../helpers/mkmany.py" src 300 2
   $ hg -R src commit -qm two
   $ hg -R src bundle -q -r tip --base 0 -t zstd-v2 two.hg
   $ hg -R src archive -q -t tar --prefix x -r tip - | md5sum > expected

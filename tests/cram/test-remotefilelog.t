@@ -3,7 +3,7 @@ len() ("RuntimeError: len not supported").  A changegroup generated from a
 shallow repository (a push, a local pull from it, a strip's backup bundle)
 emits its files from that store: the extension leaves them to stock.
 
-  $ . "$TESTDIR/common.sh"
+  $ . "$TESTDIR/../helpers/common.sh"
   $ cat >> $HGRCPATH <<EOF
   > [extensions]
   > remotefilelog=

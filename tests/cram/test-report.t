@@ -1,7 +1,7 @@
 fastio.report: numbers of what the operation did, on stderr, each line
 starting with "fastio:"
 
-  $ . "$TESTDIR/common.sh"
+  $ . "$TESTDIR/../helpers/common.sh"
   $ mkrepo src
   $ hgserve -R src -p $HGPORT
 
@@ -103,7 +103,7 @@ at once (the shim makes close() take 2 ms); draining for more than a second
 shows a "closing files" progress bar
 
   $ command -v gcc > /dev/null || exit 80
-  $ gcc -O2 -shared -fPIC -o $TESTTMP/closedelay.so $ROOTDIR/bench/latency.c -ldl
+  $ gcc -O2 -shared -fPIC -o $TESTTMP/closedelay.so $ROOTDIR/fixtures/latency.c -ldl
   $ hg init slow
   $ LD_PRELOAD=$TESTTMP/closedelay.so FASTIO_CLOSE_DELAY_US=2000 hg -R slow debugfastio --files 50 | grep '^auto'
   auto mode would: close in background, starting with * threads (median * us >= threshold 50 us) (glob)

@@ -2,8 +2,8 @@ What an apply leaves when it fails or is killed: the repository as it was,
 byte for byte, directories included.
 
   $ command -v gcc > /dev/null || exit 80
-  $ gcc -O2 -shared -fPIC -o "$TESTTMP/fault.so" "$TESTDIR/faultshim.c" -ldl
-  $ . "$TESTDIR/common.sh"
+  $ gcc -O2 -shared -fPIC -o "$TESTTMP/fault.so" "$TESTDIR/../shims/faultshim.c" -ldl
+  $ . "$TESTDIR/../helpers/common.sh"
   $ cat >> $HGRCPATH <<EOF
   > [extensions]
   > strip =

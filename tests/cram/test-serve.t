@@ -1,12 +1,12 @@
 Clones from a server with the extension on the server only, on the client
 only, and on both, over http (hg serve) and ssh, stream and pull clones:
 every clone verifies and its store is a stock clone's.  A server with the
-extension reads a large revlog in large calls (counted by tests/iocount.c),
+extension reads a large revlog in large calls (counted by tests/shims/iocount.c),
 stock in calls under 128 KiB.
 
-  $ . "$TESTDIR/common.sh"
+  $ . "$TESTDIR/../helpers/common.sh"
   $ STOCK="--config extensions.fastio=!"
-  $ gcc -O2 -shared -fPIC -o "$TESTTMP/iocount.so" "$TESTDIR/iocount.c" -ldl
+  $ gcc -O2 -shared -fPIC -o "$TESTTMP/iocount.so" "$TESTDIR/../shims/iocount.c" -ldl
 
 A served repository: the names of mkrepo, and a file of 40 revisions that
 do not compress (its filelog's data file is about a megabyte)

@@ -1,7 +1,7 @@
 Silent by default: with the extension enabled and no option set, Mercurial's
 commands print exactly what they print without it
 
-  $ . "$TESTDIR/common.sh"
+  $ . "$TESTDIR/../helpers/common.sh"
   $ mkrepo src
   $ hg -R src bundle -q -a -t 'none-v2;stream=v2' stream.hg
   $ hg -R src bundle -q -a changegroup.hg

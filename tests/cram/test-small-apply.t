@@ -5,7 +5,7 @@ machinery; its files still go through the extension's writer when there are
 (devel.fastio.small-applies=false in their hgrc); here it is on, as for
 users.
 
-  $ . "$TESTDIR/common.sh"
+  $ . "$TESTDIR/../helpers/common.sh"
   $ cat >> $HGRCPATH <<EOF
   > [devel]
   > fastio.small-applies = true

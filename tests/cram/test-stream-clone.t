@@ -1,6 +1,6 @@
 Stream clones through the extension: http, ssh, bundles, v1/v2/v3.
 
-  $ . "$TESTDIR/common.sh"
+  $ . "$TESTDIR/../helpers/common.sh"
   $ mkrepo src
   $ hg -R src log -T '{rev} {desc}\n'
   1 two

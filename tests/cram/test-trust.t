@@ -6,9 +6,9 @@ keeps (its list of earlier releases at the top of the store, the probe
 cache of earlier releases in .hg/cache) is refused.
 
   $ command -v gcc > /dev/null || exit 80
-  $ gcc -O2 -shared -fPIC -o "$TESTTMP/fault.so" "$TESTDIR/faultshim.c" -ldl
-  $ . "$TESTDIR/common.sh"
-  $ kit() { "$PYTHON" "$TESTDIR/bundlekit.py" "$@"; }
+  $ gcc -O2 -shared -fPIC -o "$TESTTMP/fault.so" "$TESTDIR/../shims/faultshim.c" -ldl
+  $ . "$TESTDIR/../helpers/common.sh"
+  $ kit() { "$PYTHON" "$ROOTDIR/fixtures/bundlekit.py" "$@"; }
   $ hg init src
   $ cd src
   $ for d in a b c; do mkdir $d; for f in 1 2 3; do echo "$d$f" > $d/f$f; done; done

@@ -13,7 +13,7 @@ killdaemons() {
 }
 
 storecompare() {
-  "$PYTHON" "$TESTDIR/storecompare.py" "$@"
+  "$PYTHON" "$ROOTDIR/fixtures/storecompare.py" "$@"
 }
 
 # a small repository with names that exercise the store encoding

@@ -20,7 +20,9 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# the store comparison shared with the benchmarks
+sys.path.insert(0, os.path.join(ROOT, "fixtures"))
 
 import storecompare  # noqa: E402
 
@@ -295,11 +297,7 @@ def main(argv):
         env = dict(os.environ, HGPLAIN="1")
         if not os.environ.get("HGRCPATH"):
             hgrc = os.path.join(work, "hgrc")
-            ext = os.path.join(
-                os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                "hgext3rd",
-                "fastio",
-            )
+            ext = os.path.join(ROOT, "hgext3rd", "fastio")
             with open(hgrc, "w") as f:
                 f.write("[ui]\nusername = test\n[extensions]\nfastio = %s\n" % ext)
             env["HGRCPATH"] = hgrc

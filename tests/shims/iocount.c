@@ -17,7 +17,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "../bench/fdpath.h"
+#include "../../fixtures/fdpath.h"
 
 static long reads, read_bytes, writes, write_bytes;
 

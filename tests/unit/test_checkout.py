@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from conftest import EXTPATH
+from conftest import EXTPATH, HELPERS
 
 HG = os.path.join(os.path.dirname(sys.executable), "hg")
-COUNTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wvfscount.py")
+COUNTER = os.path.join(HELPERS, "wvfscount.py")
 DIRS = 12
 PER_DIR = 30  # 360 files: enough for stock's worker processes
 

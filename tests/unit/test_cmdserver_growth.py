@@ -1,20 +1,17 @@
 """One command server (``hg serve --cmdserver pipe``: chg's workers, IDE
 integrations) running rounds of clone with checkout, stream clone,
 unbundle, log and status, then deleting the round's repositories
-(``bench/cmdserver_growth.py``, smaller): with the extension its resident
+(``fixtures/cmdserver_rounds.py``, the rounds of
+``bench/cmdserver_growth.py``, fewer): with the extension its resident
 memory grows no more than stock's (issue 39), and no file of a deleted
 repository stays mapped beyond what stock leaves."""
 
 import os
-import sys
 import tempfile
 
 import pytest
 
-from conftest import ROOT
-
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-import cmdserver_growth  # noqa: E402
+import cmdserver_rounds
 
 ROUNDS = 12
 FILES = 300
@@ -45,9 +42,9 @@ def workdir():
 
 
 def test_cmdserver_memory_as_stock(workdir):
-    src, bundle = cmdserver_growth.prepare(workdir, FILES)
-    stock = cmdserver_growth.run(workdir, "stock", ROUNDS, src, bundle)
-    fastio = cmdserver_growth.run(
+    src, bundle = cmdserver_rounds.prepare(workdir, FILES)
+    stock = cmdserver_rounds.run(workdir, "stock", ROUNDS, src, bundle)
+    fastio = cmdserver_rounds.run(
         workdir, "fastio", ROUNDS, src, bundle, extra_config=THREADED
     )
     table = "\n".join(

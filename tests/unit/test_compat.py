@@ -10,7 +10,9 @@ import sys
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from conftest import ROOT  # noqa: E402
+
+sys.path.insert(0, ROOT)
 
 from mercurial import (  # noqa: E402
     bundle2,

@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from conftest import EXTPATH, TESTDIR
+from conftest import EXTPATH, FIXTURES
 
 HG = os.path.join(os.path.dirname(sys.executable), "hg")
 FLUSH_CALLS = ("syncfs", "fsync", "fdatasync", "sync", "sync_file_range", "msync")
@@ -195,7 +195,7 @@ def test_clones_and_pull_from_a_peer_are_flushed(work):
     # the remote side runs "hg" from PATH, in TESTTMP
     path = os.pathsep.join([os.path.dirname(HG), env.get("PATH", "")])
     env = dict(env, TESTTMP=str(tmp), PATH=path)
-    ssh = ["-e", "%s %s" % (sys.executable, os.path.join(TESTDIR, "dummyssh"))]
+    ssh = ["-e", "%s %s" % (sys.executable, os.path.join(FIXTURES, "dummyssh"))]
     src = "ssh://user@dummy/src"
     stream = durable_flushes(env, ["clone", "-U", "--stream", src, "c1"] + ssh)
     assert stream == [b"", b" (requirements)"]

@@ -1,16 +1,12 @@
-"""The helpers of the end-to-end clone bench (``bench/e2e.py``,
+"""The checks of the end-to-end clone bench (``bench/e2e.py``,
 ``bench/bench_serve.py``): the working-copy comparison that judges
-fastio's checkout against stock's, and the count of clone bundle fetches
-in a static server's log."""
+fastio's checkout against stock's (``fixtures/worktree.py``), and the count
+of clone bundle fetches in a static server's log (``fixtures/httplog.py``)."""
 
 import os
-import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-
-import bench_serve  # noqa: E402
-import e2e  # noqa: E402
+import httplog
+import worktree
 
 
 def tree(top, files):
@@ -30,7 +26,7 @@ def test_worktree_same(tmp_path):
     os.symlink("a", b / "link")
     # .hg is left out
     (b / ".hg" / "extra").write_bytes(b"x")
-    assert e2e.worktree_diff(str(a), str(b)) == []
+    assert worktree.worktree_diff(str(a), str(b)) == []
 
 
 def test_worktree_differences(tmp_path):
@@ -40,7 +36,7 @@ def test_worktree_differences(tmp_path):
     os.chmod(a / "m", 0o644)
     os.symlink("a", a / "link")
     os.symlink("x", b / "link")
-    got = e2e.worktree_diff(str(a), str(b), limit=10)
+    got = worktree.worktree_diff(str(a), str(b), limit=10)
     assert "a: contents differ" in got
     assert "m: modes differ (644, 755)" in got
     assert "link: symlink targets differ" in got
@@ -48,7 +44,7 @@ def test_worktree_differences(tmp_path):
     assert "d: only in %s" % b in got
     assert "d/only-b: only in %s" % b in got
     assert not any(line.startswith("x") for line in got)
-    assert len(e2e.worktree_diff(str(a), str(b), limit=2)) == 3
+    assert len(worktree.worktree_diff(str(a), str(b), limit=2)) == 3
 
 
 def test_count_gets():
@@ -59,4 +55,4 @@ def test_count_gets():
         '127.0.0.1 - - [05/Dec/2026 18:00:03] "HEAD /repo.v2 HTTP/1.1" 200 -\n',
         '127.0.0.1 - - [05/Dec/2026 18:00:04] "GET /repo.v2 HTTP/1.1" 200 -\n',
     ]
-    assert bench_serve.count_gets(log, "repo.v2") == 2
+    assert httplog.count_gets(log, "repo.v2") == 2

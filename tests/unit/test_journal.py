@@ -3,12 +3,13 @@ under test: the same journal bytes and the same in-memory transaction
 state, with one write instead of one per file; and it steps aside (calls
 ``tr.add``) whenever the transaction is not Mercurial's own, untouched."""
 
-import os
 import sys
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from conftest import ROOT  # noqa: E402
+
+sys.path.insert(0, ROOT)
 
 from mercurial import extensions, hg, transaction, ui as uimod  # noqa: E402
 

@@ -12,9 +12,8 @@ import sys
 
 import pytest
 
-from conftest import EXTPATH
+from conftest import EXTPATH, FIXTURES
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 HG = os.path.join(os.path.dirname(sys.executable), "hg")
 
 
@@ -73,7 +72,7 @@ def test_large_new_and_appended_revlogs_are_stocks(bundles, mode):
     data = os.path.join(repos["fastio"], ".hg", "store", "data", "big.d")
     assert os.path.getsize(data) > 4 << 20
     compare = subprocess.run(
-        [sys.executable, os.path.join(HERE, "storecompare.py")]
+        [sys.executable, os.path.join(FIXTURES, "storecompare.py")]
         + [repos["stock"], repos["fastio"]],
         capture_output=True,
         text=True,

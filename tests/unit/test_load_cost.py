@@ -17,7 +17,8 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from conftest import ROOT  # noqa: E402
+
 EXT = os.path.join(ROOT, "hgext3rd", "fastio")
 
 # runs the command given on its command line as hg does
@@ -214,7 +215,7 @@ def test_modes_spelled_out_in_config_are_the_writers():
     assert set(config._MODES.values()) == writer_modes
 
 
-CENSUS = os.path.join(ROOT, "tests", "exitcensus.py")
+CENSUS = os.path.join(ROOT, "tests", "helpers", "exitcensus.py")
 
 # modules the extension may keep alive into the slow part of the exit (1
 # on 6.7, 0 on 7.2, measured); the wrappers installed in modules that

@@ -1,4 +1,4 @@
-"""The history-rich benchmark repository (``bench/makeproject.py``) is the
+"""The history-rich benchmark repository (``fixtures/makeproject.py``) is the
 same store byte for byte for the same seed, and another for another seed:
 the changegroup bench caches it by its parameters."""
 
@@ -6,9 +6,10 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MAKEPROJECT = os.path.join(ROOT, "bench", "makeproject.py")
-STORECOMPARE = os.path.join(ROOT, "tests", "storecompare.py")
+from conftest import ROOT  # noqa: E402
+
+MAKEPROJECT = os.path.join(ROOT, "fixtures", "makeproject.py")
+STORECOMPARE = os.path.join(ROOT, "fixtures", "storecompare.py")
 
 
 def build(dest, seed):

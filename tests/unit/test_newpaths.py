@@ -13,7 +13,9 @@ import weakref
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from conftest import ROOT  # noqa: E402
+
+sys.path.insert(0, ROOT)
 
 from mercurial import hg, ui as uimod  # noqa: E402
 
@@ -21,7 +23,6 @@ from hgext3rd.fastio.writer import filewriter
 from hgext3rd.fastio.txn import newpaths
 from hgext3rd.fastio.apply import storewriter
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HG = os.path.join(os.path.dirname(sys.executable), "hg")
 
 

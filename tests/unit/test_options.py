@@ -1,7 +1,7 @@
 """Every numeric option at the edges of its documented range, on the stream
 and changegroup paths, in each closing mode (issue 39): a value the help
 allows applies as stock does, any other ends in one line naming the option,
-never a traceback.  ``pytest -s`` prints the table (tests/optionsweep.py
+never a traceback.  ``pytest -s`` prints the table (tests/helpers/optionsweep.py
 prints it on its own)."""
 
 import os

@@ -18,7 +18,7 @@ import zipfile
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from conftest import ROOT  # noqa: E402
 
 
 def hg_version():

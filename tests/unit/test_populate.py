@@ -12,7 +12,8 @@ import threading
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from conftest import ROOT  # noqa: E402
+
 sys.path.insert(0, ROOT)
 
 from hgext3rd.fastio import compat
@@ -183,7 +184,7 @@ def test_threshold_and_callers_asking_for_none(tmp_path):
     assert session.stats.populated == 0 and session.ui.lines == []
 
 
-SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "madviseshim.c")
+SHIM = os.path.join(ROOT, "tests", "shims", "madviseshim.c")
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,9 @@ import zlib
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from conftest import EXTPATH, ROOT  # noqa: E402
+
+sys.path.insert(0, ROOT)
 
 from hgext3rd.fastio.apply import precompress
 
@@ -236,7 +238,7 @@ APPLY = textwrap.dedent(r"""
 
 
 def test_no_reading_thread_outlives_an_apply(tmp_path):
-    ext = os.path.join(os.path.dirname(__file__), "..", "hgext3rd", "fastio")
+    ext = EXTPATH
     env = dict(os.environ, HGRCPATH=os.devnull, HGUSER="test")
     src = tmp_path / "src"
     script = tmp_path / "apply.py"

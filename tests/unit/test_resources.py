@@ -11,7 +11,7 @@ import sys
 import pytest
 
 import bundlekit
-from conftest import EXTPATH, ROOT, TESTDIR, build_preload
+from conftest import EXTPATH, FIXTURES, HELPERS, ROOT, build_preload
 
 HG = os.path.join(os.path.dirname(sys.executable), "hg")
 MAX_PENDING = 32
@@ -23,9 +23,9 @@ def work(tmp_path_factory):
     hgrc = tmp / "hgrc"
     hgrc.write_text(
         "[ui]\nusername = t\n[extensions]\nfastio = %s\nfdwatch = %s\n"
-        % (EXTPATH, os.path.join(TESTDIR, "fdwatch.py"))
+        % (EXTPATH, os.path.join(HELPERS, "fdwatch.py"))
     )
-    so = build_preload(os.path.join(ROOT, "bench", "latency.c"), tmp / "delay.so")
+    so = build_preload(os.path.join(FIXTURES, "latency.c"), tmp / "delay.so")
     env = dict(os.environ, HGRCPATH=str(hgrc), HGPLAIN="1")
     # a real v2 bundle (its bundle2 frame and requirements) ...
     src = tmp / "src"

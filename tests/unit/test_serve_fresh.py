@@ -6,7 +6,7 @@ hgweb serves each request in a thread of its own, and Mercurial's lazy
 modules race between threads on Python before 3.13 (CPython issue
 gh-114763): a request using a module whose code another request is
 running finds attributes missing (HTTP 500).  The server runs under
-``tests/slowimport/sitecustomize.py``, which delays the code of every
+``tests/helpers/slowimport/sitecustomize.py``, which delays the code of every
 module run by a thread other than the main one, so that a server whose
 requests run module code fails them every time, not now and then.  With
 the extension, ``hg serve`` runs it all in its main thread before it
@@ -20,11 +20,11 @@ import sys
 
 import pytest
 
-from conftest import EXTPATH, TESTDIR, free_ports
+from conftest import EXTPATH, FIXTURES, HELPERS, free_ports
 
 HG = os.path.join(os.path.dirname(sys.executable), "hg")
-STORECOMPARE = os.path.join(TESTDIR, "storecompare.py")
-SHIM = os.path.join(TESTDIR, "slowimport")
+STORECOMPARE = os.path.join(FIXTURES, "storecompare.py")
+SHIM = os.path.join(HELPERS, "slowimport")
 CLIENTS = ("stream", "pull") * 4
 EXT = ["--config", "extensions.fastio=%s" % EXTPATH]
 

@@ -6,14 +6,13 @@ demandimport are process-wide), on a package of its own whose module
 records when its code runs.
 """
 
-import os
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from conftest import ROOT  # noqa: E402
 
 PRELUDE = """
 import sys

@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TESTDIR = os.path.join(ROOT, "tests")
+from conftest import FIXTURES, ROOT, SHIMS  # noqa: E402
+
 sys.path.insert(0, ROOT)
 
 from mercurial import error  # noqa: E402
@@ -34,10 +34,9 @@ def is_open(fd):
     return True
 
 
-def shim(tmp_path, source):
-    """Build the LD_PRELOAD shim tests/SOURCE; skip without gcc."""
-    src = os.path.join(TESTDIR, source)
-    out = str(tmp_path / (os.path.splitext(os.path.basename(source))[0] + ".so"))
+def shim(tmp_path, src):
+    """Build the LD_PRELOAD shim of the C file SRC; skip without gcc."""
+    out = str(tmp_path / (os.path.splitext(os.path.basename(src))[0] + ".so"))
     command = ["gcc"] + "-O2 -shared -fPIC -o".split() + [out, src, "-ldl"]
     try:
         subprocess.run(command, check=True)
@@ -152,7 +151,7 @@ def test_eintr_from_close_is_a_failure(tmp_path, kind):
     its flush may have been cut short: a failure, not a success."""
     if kind == "pool" and writepool.FdPool is None:
         pytest.skip("no C Pool")
-    so = shim(tmp_path, "faultshim.c")
+    so = shim(tmp_path, os.path.join(SHIMS, "faultshim.c"))
     env = {
         "LD_PRELOAD": so,
         "FASTIO_FAIL_CLOSE": "eintr.i",
@@ -215,7 +214,7 @@ def test_fork_with_closes_pending(tmp_path):
     """A child forked while the pool has closes pending (Mercurial's
     workers, chg) finishes the parent's file writer promptly, closing its own
     files inline; the parent's writer goes on working."""
-    so = shim(tmp_path, "../bench/latency.c")
+    so = shim(tmp_path, os.path.join(FIXTURES, "latency.c"))
     env = {"LD_PRELOAD": so, "FASTIO_CLOSE_DELAY_US": "20000", "DIR": str(tmp_path)}
     out = run_script(_FORK, env)
     assert out.stdout.split("\n")[:2] == ["child exit 0", "parent left open 0"], (
@@ -243,7 +242,7 @@ def hang_env(tmp_path):
     """The environment of a script whose close of 'hung.i' hangs (20 s at
     most) until the file $FASTIO_HANG_RELEASE exists."""
     return {
-        "LD_PRELOAD": shim(tmp_path, "faultshim.c"),
+        "LD_PRELOAD": shim(tmp_path, os.path.join(SHIMS, "faultshim.c")),
         "FASTIO_HANG_CLOSE": "hung.i",
         "FASTIO_HANG_S": "20",
         "FASTIO_HANG_RELEASE": str(tmp_path / "release"),

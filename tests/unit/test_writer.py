@@ -10,13 +10,13 @@ import textwrap
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from conftest import ROOT, SHIMS, build_preload  # noqa: E402
+
+sys.path.insert(0, ROOT)
 
 from mercurial import error  # noqa: E402
 
 from hgext3rd.fastio.writer import filewriter, writepool
-
-from conftest import ROOT, TESTDIR, build_preload  # noqa: E402
 
 # how files can be written: the C pool's threads, Python threads, inline
 KINDS = ["pool", "python-threads", "inline"]
@@ -161,7 +161,7 @@ def test_failing_mkdir_aborts_with_its_name(tmp_path, monkeypatch, kind):
 @pytest.fixture(scope="module")
 def faultshim(tmp_path_factory):
     so = tmp_path_factory.mktemp("shim") / "fault.so"
-    return build_preload(os.path.join(TESTDIR, "faultshim.c"), so)
+    return build_preload(os.path.join(SHIMS, "faultshim.c"), so)
 
 
 _UNDER_SHIM = textwrap.dedent("""

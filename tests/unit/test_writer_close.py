@@ -11,7 +11,9 @@ import time
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from conftest import ROOT  # noqa: E402
+
+sys.path.insert(0, ROOT)
 
 from mercurial import error  # noqa: E402
 
