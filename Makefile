@@ -25,7 +25,7 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python bench/bench.py --demo
 
-# the whole test suite: unit tests and tests/*.t cram tests, in two phases:
+# the whole test suite: tests/unit/ and tests/cram/*.t, in two phases:
 # TEST_JOBS pytest-xdist workers (many tests wait: sleeps, slow-close
 # shims, servers), then the tests marked serial
 # (timing-bound under load: tests/conftest.py SERIAL) one at a time; each
@@ -98,7 +98,7 @@ bench: $(STAMP)
 
 # changegroup paths as users take them (http and ssh clones, unbundle of
 # bzip2, zstd and none bundles), stock vs fastio: the 10k-file repository,
-# the history-rich one of bench/makeproject.py (20k files, 30k changesets;
+# the history-rich one of fixtures/makeproject.py (20k files, 30k changesets;
 # built once into /dev/shm/hg-fastio-bench) and a 100k-file unbundle
 bench-cg: $(STAMP)
 	$(BIN)/python bench/bench.py --plan 10k-paths,hist-paths,100k-cg
@@ -135,7 +135,7 @@ bench-serve: $(STAMP)
 MMAP_DIR ?= /tmp/fastio-mmap-bench
 MMAP_RUNS ?= 21
 bench-mmap: $(STAMP)
-	$(BIN)/python bench/mmaprepo.py --dir $(MMAP_DIR)
+	$(BIN)/python fixtures/mmaprepo.py --dir $(MMAP_DIR)
 	$(BIN)/python bench/mmapbench.py --dir $(MMAP_DIR) --runs $(MMAP_RUNS)
 	$(BIN)/python bench/mmapbench.py --dir $(MMAP_DIR) --runs $(MMAP_RUNS) --cold \
 	  --workloads log-tip,unbundle-1

@@ -53,7 +53,6 @@ usage: bench.py [--quick] [--plan NAME,...] [--runs-scale X] [--demo]
 import argparse
 import filecmp
 import os
-import random
 import shutil
 import statistics
 import subprocess
@@ -61,13 +60,18 @@ import sys
 import tempfile
 import time
 
-import cgpaths
-import e2e
-import instructions
-import latencyshim
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+# what the benchmarks share with the tests (fixtures/: repository
+# generators, shims, comparisons)
+sys.path.insert(0, os.path.join(ROOT, "fixtures"))
+
+import cgpaths  # noqa: E402
+import e2e  # noqa: E402
+import instructions  # noqa: E402
+import latencyshim  # noqa: E402
+from intervals import LEVEL, RESAMPLES, ratio_interval  # noqa: E402
+
 EXT = os.path.join(ROOT, "hgext3rd", "fastio")
 TIMER = os.path.join(HERE, "benchtimer.py")
 HG = os.path.join(os.path.dirname(sys.executable), "hg")
@@ -184,7 +188,12 @@ def prepare(workdir, size, env, formats=("v2", "cg", "cgz", "tar")):
         shutil.rmtree(repo, ignore_errors=True)
         print("(building a %d-file repository)" % size, flush=True)
         run(
-            [sys.executable, os.path.join(HERE, "makerepo.py"), repo, str(size)]
+            [
+                sys.executable,
+                os.path.join(ROOT, "fixtures", "makerepo.py"),
+                repo,
+                str(size),
+            ]
             + ["--hg", HG],
             env,
         )
@@ -257,7 +266,7 @@ def check(dest, src, fmt, variant, env):
     clean = dict(env)
     clean.pop("LD_PRELOAD", None)
     run([HG, "-R", dest, "verify", "-q"], clean)
-    cmp = [sys.executable, os.path.join(ROOT, "tests", "storecompare.py")]
+    cmp = [sys.executable, os.path.join(ROOT, "fixtures", "storecompare.py")]
     if variant.startswith("stock") and fmt == "v2":
         cmp.append("--content-only")  # stock v2 gives revlogs mode 0777-umask
     run(cmp + [src, dest], clean, stdout=subprocess.DEVNULL)
@@ -310,32 +319,6 @@ def cpu_time(cmd, env, cwd=None):
     return wall, usage.ru_utime + usage.ru_stime
 
 
-# resamplings of the overhead's pairs for the interval of its ratios, and
-# the share of them the interval holds
-RESAMPLES = 2000
-LEVEL = 95
-
-
-def ratio_interval(stock, fastio, level=LEVEL / 100):
-    """The interval holding ``level`` of the ratios of medians of
-    ``RESAMPLES`` resamplings (with replacement, seeded) of the pairs
-    ``zip(stock, fastio)``: the percentile bootstrap.  On this shared
-    machine a run of 41 pairs moves a ratio by about 1%, the size of the
-    overhead's target: the interval says so in the table."""
-    pairs = list(zip(stock, fastio))
-    draw = random.Random(0)
-    ratios = []
-    for _ in range(RESAMPLES):
-        sample = [draw.choice(pairs) for _ in pairs]
-        ratios.append(
-            statistics.median(y for _, y in sample)
-            / statistics.median(x for x, _ in sample)
-        )
-    ratios.sort()
-    cut = int(RESAMPLES * (1 - level) / 2)
-    return ratios[cut], ratios[-1 - cut]
-
-
 def installed_by_name(env):
     """Whether ``hgext3rd.fastio`` is this checkout's extension for the
     bench's interpreter (``pip install -e .``, as the Makefile installs it;
@@ -383,7 +366,7 @@ def measure_overhead(workdir, env, pairs):
         for path in (base, ahead):
             shutil.rmtree(path, ignore_errors=True)
         run(
-            [sys.executable, os.path.join(HERE, "makerepo.py"), base, "100"]
+            [sys.executable, os.path.join(ROOT, "fixtures", "makerepo.py"), base, "100"]
             + ["--hg", HG],
             env,
         )

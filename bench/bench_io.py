@@ -23,10 +23,14 @@ import subprocess
 import sys
 import time
 
-import latencyshim
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+# what the benchmarks share with the tests (fixtures/: repository
+# generators, shims, comparisons)
+sys.path.insert(0, os.path.join(ROOT, "fixtures"))
+
+import latencyshim  # noqa: E402
+
 EXT = os.path.join(ROOT, "hgext3rd", "fastio")
 HG = os.path.join(os.path.dirname(sys.executable), "hg")
 
@@ -74,7 +78,12 @@ def prepare(workdir, nfiles, env):
     src = os.path.join(workdir, "src")
     if not os.path.exists(os.path.join(src, ".hg")):
         subprocess.run(
-            [sys.executable, os.path.join(HERE, "makerepo.py"), src, str(nfiles)]
+            [
+                sys.executable,
+                os.path.join(ROOT, "fixtures", "makerepo.py"),
+                src,
+                str(nfiles),
+            ]
             + ["--hg", HG],
             env=env,
             check=True,

@@ -39,13 +39,18 @@ import sys
 import threading
 import time
 
-from bench_io import _STRACE, READ_CALLS, env_base
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+# what the benchmarks share with the tests (fixtures/: repository
+# generators, shims, comparisons)
+sys.path.insert(0, os.path.join(ROOT, "fixtures"))
+
+from bench_io import _STRACE, READ_CALLS, env_base  # noqa: E402
+from httplog import count_gets  # noqa: E402
+
 EXT = os.path.join(ROOT, "hgext3rd", "fastio")
 HG = os.path.join(os.path.dirname(sys.executable), "hg")
-STORECOMPARE = os.path.join(ROOT, "tests", "storecompare.py")
+STORECOMPARE = os.path.join(ROOT, "fixtures", "storecompare.py")
 
 LARGE = 128 * 1024
 
@@ -113,7 +118,7 @@ class Server:
 
 class StaticServer:
     """A plain static http server of ``directory`` on a free port (as
-    ``staticserve`` in tests/common.sh): where clone bundles are fetched
+    ``staticserve`` in tests/helpers/common.sh): where clone bundles are fetched
     from.  Its request log goes to ``log`` (``gets`` counts the requests
     for a file)."""
 
@@ -143,13 +148,6 @@ class StaticServer:
     def stop(self):
         self.proc.terminate()
         self.proc.wait()
-
-
-def count_gets(lines, name):
-    """The GET requests answered 200 for ``/name`` in an http.server
-    log."""
-    needle = '"GET /%s HTTP/' % name
-    return sum(1 for line in lines if needle in line and '" 200 ' in line)
 
 
 # the clonebundles extension advertises a repository's manifest
@@ -258,7 +256,7 @@ def prepare(opts, env):
     repo = os.path.join(opts.workdir, "served")
     if not os.path.exists(os.path.join(repo, ".hg")):
         subprocess.run(
-            [sys.executable, os.path.join(HERE, "makehistory.py"), repo]
+            [sys.executable, os.path.join(ROOT, "fixtures", "makehistory.py"), repo]
             + ["--files", str(opts.files), "--commits", str(opts.commits)]
             + ["--changes", str(opts.changes)],
             env=env,

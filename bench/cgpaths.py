@@ -4,7 +4,7 @@ Each path applies the whole history of a repository to an empty one:
 
   http    ``hg clone -U http://...`` against a stock ``hg serve`` of the
           source (no ``--stream``: a zstd changegroup)
-  ssh     ``hg clone -U ssh://...`` (``tests/dummyssh`` through
+  ssh     ``hg clone -U ssh://...`` (``fixtures/dummyssh`` through
           ``sshcpu.py``; a stock ``hg serve --stdio``, not counted in the
           client's CPU)
   bzip2   ``hg unbundle`` of a bzip2-v2 bundle (``hg bundle``'s default)
@@ -18,7 +18,7 @@ processes it reaped; ``sshcpu.py`` runs the ssh server where the client
 never reaps it): the server shares the 2-core machine, so a clone's wall
 time also depends on how the two processes share it.  The
 first run of each path is checked: fastio's store byte for byte against
-stock's (``tests/storecompare.py``), and ``hg verify`` of fastio's result
+stock's (``fixtures/storecompare.py``), and ``hg verify`` of fastio's result
 once per row.
 
 The history-rich repository is built by ``makeproject.py`` once and kept
@@ -34,15 +34,19 @@ import subprocess
 import sys
 import time
 
-import makeproject
-from bench_serve import Server, ext_args
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+# what the benchmarks share with the tests (fixtures/: repository
+# generators, shims, comparisons)
+sys.path.insert(0, os.path.join(ROOT, "fixtures"))
+
+import makeproject  # noqa: E402
+from bench_serve import Server, ext_args  # noqa: E402
+
 HG = os.path.join(os.path.dirname(sys.executable), "hg")
 TIMER = os.path.join(HERE, "benchtimer.py")
 SSHCPU = os.path.join(HERE, "sshcpu.py")
-STORECOMPARE = os.path.join(ROOT, "tests", "storecompare.py")
+STORECOMPARE = os.path.join(ROOT, "fixtures", "storecompare.py")
 
 PATHS = ["http", "ssh", "bzip2", "zstd", "none"]
 LABELS = {
@@ -95,7 +99,7 @@ def history_repo(workdir, files, commits, env, seed=21):
         )
         start = time.time()
         subprocess.run(
-            [sys.executable, os.path.join(HERE, "makeproject.py"), tmp]
+            [sys.executable, os.path.join(ROOT, "fixtures", "makeproject.py"), tmp]
             + ["--files", str(files), "--commits", str(commits), "--seed", str(seed)],
             env=env,
             check=True,

@@ -48,7 +48,12 @@ def main():
     src = os.path.join(args.dir, "src-%d" % args.files)
     if not os.path.isdir(src):
         subprocess.check_call(
-            [sys.executable, os.path.join(HERE, "makerepo.py"), src, str(args.files)]
+            [
+                sys.executable,
+                os.path.join(HERE, "..", "fixtures", "makerepo.py"),
+                src,
+                str(args.files),
+            ]
             + ["--hg", HG]
         )
     bundles = {}

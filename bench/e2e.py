@@ -16,20 +16,23 @@ latency models of ``bench.MODELS`` (the shim on the client only):
 Every run is checked: ``hg verify -q``, ``hg status`` empty, and for e2e
 that the client fetched the clone bundle (the static server's log).  On
 the first run of each model fastio's result is compared with stock's:
-the store (``tests/storecompare.py --content-only``: stock's stream writer
+the store (``fixtures/storecompare.py --content-only``: stock's stream writer
 gives revlogs mode 0777 minus umask) and the working copy (names, types,
 modes, symlink targets, contents: ``worktree_diff``).
 """
 
-import filecmp
 import os
 import shutil
-import stat
 import statistics
 import subprocess
 import sys
 
-from bench_serve import (
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# what the benchmarks share with the tests (fixtures/: repository
+# generators, shims, comparisons)
+sys.path.insert(0, os.path.join(ROOT, "fixtures"))
+
+from bench_serve import (  # noqa: E402
     CLONEBUNDLES,
     Server,
     StaticServer,
@@ -37,7 +40,16 @@ from bench_serve import (
     ext_args,
     unadvertise,
 )
-from cgpaths import HEAD, STORECOMPARE, TIMER, alternate, cells, run_usage, yes_no
+from cgpaths import (  # noqa: E402
+    HEAD,
+    STORECOMPARE,
+    TIMER,
+    alternate,
+    cells,
+    run_usage,
+    yes_no,
+)
+from worktree import worktree_diff  # noqa: E402
 
 HG = os.path.join(os.path.dirname(sys.executable), "hg")
 
@@ -52,45 +64,6 @@ TARGETS = {
     ("update", "none"): 0.8,
     ("update", "net"): 0.5,
 }
-
-
-def worktree_diff(a, b, limit=5):
-    """What differs between the working copies ``a`` and ``b`` (``.hg``
-    left out): names, file types, permission bits, symlink targets and
-    contents; an empty list when they are the same."""
-    out = []
-
-    def walk(top):
-        found = {}
-        for root, dirs, files in os.walk(top):
-            if root == top and ".hg" in dirs:
-                dirs.remove(".hg")
-            for name in dirs + files:
-                path = os.path.join(root, name)
-                found[os.path.relpath(path, top)] = os.lstat(path)
-        return found
-
-    left, right = walk(a), walk(b)
-    for rel in sorted(set(left) ^ set(right)):
-        out.append("%s: only in %s" % (rel, a if rel in left else b))
-    for rel in sorted(set(left) & set(right)):
-        sa, sb = left[rel], right[rel]
-        pa, pb = os.path.join(a, rel), os.path.join(b, rel)
-        if stat.S_IFMT(sa.st_mode) != stat.S_IFMT(sb.st_mode):
-            out.append("%s: file types differ" % rel)
-        elif stat.S_IMODE(sa.st_mode) != stat.S_IMODE(sb.st_mode):
-            out.append(
-                "%s: modes differ (%o, %o)"
-                % (rel, stat.S_IMODE(sa.st_mode), stat.S_IMODE(sb.st_mode))
-            )
-        elif stat.S_ISLNK(sa.st_mode):
-            if os.readlink(pa) != os.readlink(pb):
-                out.append("%s: symlink targets differ" % rel)
-        elif stat.S_ISREG(sa.st_mode) and not filecmp.cmp(pa, pb, shallow=False):
-            out.append("%s: contents differ" % rel)
-    if len(out) > limit:
-        out[limit:] = ["(%d more)" % (len(out) - limit)]
-    return out
 
 
 class Row:

@@ -1,6 +1,6 @@
 """``make bench-mmap``: every mmap population policy on every workload.
 
-The repository is ``bench/mmaprepo.py``'s (built once, cached).  Each run
+The repository is ``fixtures/mmaprepo.py``'s (built once, cached).  Each run
 is one ``hg`` process, timed from outside; the policies take turns within
 each round (their order rotates from round to round), and the table gives
 medians of ``--runs`` rounds with the ratio of ``background`` to the better
@@ -41,7 +41,7 @@ def hgrc_for(policy, tmp):
         f.write("[ui]\nusername = bench\n")
         f.write(
             'ssh = "%s" "%s"\n'
-            % (sys.executable, os.path.join(HERE, "..", "tests", "dummyssh"))
+            % (sys.executable, os.path.join(HERE, "..", "fixtures", "dummyssh"))
         )
         if policy != "stock":
             # "background-nice0": a variant, the thread at the command's priority

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ssh for the changegroup bench: ``tests/dummyssh`` (the remote command
+"""ssh for the changegroup bench: ``fixtures/dummyssh`` (the remote command
 run locally) in a process the client never reaps.
 
 The client's CPU figure is ``wait4``'s, which counts the processes the
@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 DUMMYSSH = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "dummyssh"
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "dummyssh"
 )
 
 if os.fork():

@@ -15,7 +15,7 @@ mutation
     passes.  A failing trial is replayed with stock Mercurial to tell the
     extension's faults from Mercurial's.
 kill
-    A larger bundle is applied with a slow ``close()`` (bench/latency.c)
+    A larger bundle is applied with a slow ``close()`` (fixtures/latency.c)
     and SIGKILLed at a random time; then ``hg recover`` runs.  Pass:
     ``hg verify`` passes and no stray file: the store holds exactly the files
     it held before (the apply was rolled back) or exactly those of a complete
@@ -65,7 +65,9 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests"))
+# what the benchmarks share with the tests (fixtures/: repository
+# generators, shims, comparisons)
+sys.path.insert(0, os.path.join(ROOT, "fixtures"))
 
 import bundlekit  # noqa: E402
 import latencyshim  # noqa: E402

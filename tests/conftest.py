@@ -18,6 +18,16 @@ import pytest
 TESTDIR = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTDIR)
 EXTPATH = os.path.join(ROOT, "hgext3rd", "fastio")
+# the programs and modules the tests run (tests/helpers), the LD_PRELOAD
+# shims they build (tests/shims), and what the tests share with the
+# benchmarks (fixtures/: repository generators, bundle kit, store
+# comparison, dummy ssh, latency shim)
+HELPERS = os.path.join(TESTDIR, "helpers")
+SHIMS = os.path.join(TESTDIR, "shims")
+FIXTURES = os.path.join(ROOT, "fixtures")
+for _path in (HELPERS, FIXTURES):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
 
 # Mercurial's harness runs these (make test-upstream), not this one
 collect_ignore = ["upstream"]
@@ -80,7 +90,7 @@ def cram_environment(tmpdir):
             "ipv6 = False\n"
             "[extensions]\n"
             "fastio = %s\n"
-            % (sys.executable, os.path.join(TESTDIR, "dummyssh"), EXTPATH)
+            % (sys.executable, os.path.join(FIXTURES, "dummyssh"), EXTPATH)
         )
     ports = free_ports(3)
     bindir = os.path.dirname(sys.executable)
@@ -88,7 +98,6 @@ def cram_environment(tmpdir):
         "PATH": os.pathsep.join([bindir, os.environ.get("PATH", "/usr/bin:/bin")]),
         "HOME": home,
         "TESTTMP": tmp,
-        "TESTDIR": TESTDIR,
         "ROOTDIR": ROOT,
         "EXTPATH": EXTPATH,
         "PYTHON": sys.executable,

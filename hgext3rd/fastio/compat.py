@@ -17,7 +17,7 @@ from mercurial import store, util
 # process (``changegroup_internals``, ``stream_internals``: a release where
 # one moved keeps stock behaviour for that part); attributes set by
 # constructors are read with a fallback to stock's way.
-# ``tests/test_compat.py`` fails on a release where any of them moved.
+# ``tests/unit/test_compat.py`` fails on a release where any of them moved.
 #
 #   vfs._auditpath(path, mode)   vfs.__call__'s path checks
 #   vfs._chmod                   whether the vfs gives files their mode
@@ -159,7 +159,7 @@ def journal_new_files(tr, names):
     Only for Mercurial's own transaction, untouched: any other class, an
     ``add`` or ``_addentry`` wrapped or replaced (by another extension), a
     group being collected (``startgroup``), or internals that are not the
-    ones below get ``tr.add`` for each name.  ``tests/test_journal.py``
+    ones below get ``tr.add`` for each name.  ``tests/unit/test_journal.py``
     proves, on the release under test, that the journal and the whole
     in-memory state of the transaction are then exactly what ``tr.add``
     gives.

@@ -1,0 +1,185 @@
+"""Every private attribute of Mercurial the extension reads is there on the
+release under test, where ``compat`` says it is.  A release that moves one
+fails here (and the extension keeps stock behaviour for that part, or reads
+it with a fallback)."""
+
+import io
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT  # noqa: E402
+
+sys.path.insert(0, ROOT)
+
+from mercurial import (  # noqa: E402
+    bundle2,
+    changegroup,
+    exchange,
+    hg,
+    store,
+    streamclone,
+    ui as uimod,
+    vfs as vfsmod,
+)
+
+from hgext3rd.fastio import compat
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    path = tmp_path_factory.mktemp("compat") / "repo"
+    env = dict(os.environ, HGRCPATH=os.devnull, HGUSER="test")
+    hg_bin = os.path.join(os.path.dirname(sys.executable), "hg")
+    subprocess.check_call([hg_bin, "init", str(path)], env=env)
+    (path / "a").write_text("a\n")
+    subprocess.check_call([hg_bin, "-R", str(path), "commit", "-qAm", "a"], env=env)
+    subprocess.check_call(
+        [hg_bin, "-R", str(path), "bundle", "-q", "-a", "-t", "none-v2", "cg.hg"],
+        env=env,
+        cwd=str(path),
+    )
+    ui = uimod.ui.load()
+    return hg.repository(ui, str(path).encode())
+
+
+def test_internals_as_expected():
+    from mercurial import vfs as vfsmod
+
+    assert compat.stream_internals()[1] == []
+    stock = vfsmod.abstractvfs.backgroundclosing
+    # stock's as it was before the extension wrapped it, if it did
+    stock = getattr(stock, "_origfunc", stock)
+    assert compat.closing_internals(stock) == []
+    assert compat.changegroup_internals() == []
+    assert compat.revlog_index_read() is not None
+
+
+def test_apply_parameters_as_gates_reads_them():
+    # gates reads expectedtotal (the changesets a bundle2 part announces)
+    # by position when it is passed by position
+    import inspect
+
+    from hgext3rd.fastio import gates
+
+    apply = changegroup.cg1unpacker.apply
+    apply = getattr(apply, "_origfunc", apply)
+    names = list(inspect.signature(apply).parameters)
+    assert names[:7] == [
+        "self",
+        "repo",
+        "tr",
+        "srctype",
+        "url",
+        "targetphase",
+        "expectedtotal",
+    ]
+    assert gates._is_small((b"pull", b"url", 1, 3), {})
+    assert not gates._is_small((b"pull", b"url", 1, gates.SMALL_CHANGESETS), {})
+    assert not gates._is_small((b"pull", b"url", 1), {})
+    assert gates._is_small((), {"expectedtotal": 1})
+
+
+def test_vfs_attributes(repo):
+    rawvfs = compat.encoder(repo.svfs)[1]
+    assert callable(compat.path_checker(rawvfs))
+    assert "_trustnlink" in vars(rawvfs)
+    rawvfs.createmode = 0o42770
+    try:
+        assert compat.forced_file_mode(rawvfs) == 0o660
+        # what Mercurial's own vfs does with it
+        assert callable(rawvfs._fixfilemode)
+    finally:
+        rawvfs.createmode = None
+    assert compat.forced_file_mode(rawvfs) is None
+
+
+def test_revlog_of(repo):
+    # the stores a changegroup emits from: the revlog behind each
+    from mercurial import revlog
+
+    filelog = repo.file(b"a")
+    assert compat.revlog_of(filelog) is filelog._revlog
+    manifest = repo.manifestlog.getstorage(b"")
+    assert compat.revlog_of(manifest) is manifest._revlog
+    assert compat.revlog_of(repo.changelog) is repo.changelog
+    assert isinstance(filelog._revlog, revlog.revlog)
+
+
+class _NotARevlog:
+    """A file store like remotefilelog's: ``len()`` refused, and (worse)
+    every attribute it lacks refused too."""
+
+    def __len__(self):
+        raise RuntimeError("len not supported")
+
+    def __getattr__(self, name):
+        raise RuntimeError("no %s here" % name)
+
+
+def test_a_store_that_is_not_a_revlog_is_left_to_stock(repo):
+    from hgext3rd.fastio import gates
+
+    store = _NotARevlog()
+    assert compat.revlog_of(store) is None
+    assert compat.revlog_compression(store) is None
+    assert gates.reads_most(store, [b"\0" * 20]) is False
+
+
+def test_store_encoding_attributes(repo):
+    encode, rawvfs = compat.encoder(repo.svfs)
+    assert encode(b"data/UPPER.i") == b"data/_u_p_p_e_r.i"
+    assert rawvfs.join(b"x") == repo.svfs.vfs.join(b"x")
+    assert getattr(store, "_fncachevfs", None) is not None
+
+    def suffix(path):
+        return path + b".x"
+
+    suffix.filter_name = b"suffix"  # 7.2 names its filters
+    filtered = vfsmod.filtervfs(rawvfs, suffix)
+    assert compat.encoder(filtered)[0](b"a") == b"a.x"
+
+
+def test_wrapped_file():
+    fh = io.BytesIO()
+    assert compat.wrapped_file(vfsmod.delayclosedfile(fh, None)) is fh
+
+
+def test_changegroup_source(repo):
+    fh = open(os.path.join(repo.root, b"cg.hg"), "rb")
+    try:
+        bundle = exchange.readbundle(repo.ui, fh, b"cg.hg")
+        part = next(iter(bundle.iterparts()))
+        assert part.type == b"changegroup"
+        part.read(1)
+        assert compat.unread_part_file(part) is None  # not from its start
+        unpacker = changegroup.getunbundler(b"02", io.BytesIO(b""), None)
+        source = compat.changegroup_source(unpacker)
+        assert source is not None
+        compat.set_changegroup_source(unpacker, io.BytesIO(b"x"))
+        assert compat.changegroup_source(unpacker).read() == b"x"
+    finally:
+        fh.close()
+
+
+def test_unread_part_file(repo):
+    fh = open(os.path.join(repo.root, b"cg.hg"), "rb")
+    try:
+        bundle = exchange.readbundle(repo.ui, fh, b"cg.hg")
+        part = next(iter(bundle.iterparts()))
+        assert type(part) is bundle2.unbundlepart
+        assert compat.unread_part_file(part) is fh
+    finally:
+        fh.close()
+
+
+def test_stream_and_config_internals(repo):
+    assert set(streamclone._makemap(repo)) == {b"s", b"c"}
+    assert compat._config_registered(repo.ui, b"worker", b"backgroundclose")
+
+
+def test_a_moved_method_is_reported(monkeypatch):
+    monkeypatch.delattr(vfsmod.vfs, "_fixfilemode")
+    assert "vfs._fixfilemode is missing" in compat.changegroup_internals()
