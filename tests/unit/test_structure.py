@@ -6,7 +6,9 @@ import ast
 import os
 
 PACKAGE = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hgext3rd", "fastio"
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+    "hgext3rd",
+    "fastio",
 )
 WIRING = "hgext3rd.fastio.wiring"
 # what only the wiring module may call
