@@ -96,10 +96,12 @@ def engaged(operation, run, unpacker, repo, tr):
     from . import buffers, compressors, precompress, revlogwriter
     from ..txn import newpaths
     from ..diag import report
+    from ..writer import filewriter
 
     stats = report.OperationStats(operation)
-    tuning = settings.tuning(repo.ui, repo.vfs, compat.store_path(repo))
-    file_writer = settings.make_file_writer(repo.ui, stats.filewriter, tuning)
+    file_writer = filewriter.for_operation(
+        repo.ui, settings, stats.filewriter, repo.vfs, compat.store_path(repo)
+    )
     encode, rawvfs = compat.encoder(repo.svfs)
     opener = revlogwriter.RevlogOpener(
         rawvfs,

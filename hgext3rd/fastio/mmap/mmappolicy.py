@@ -26,19 +26,19 @@ import os
 import threading
 import time
 
-from .. import compat
+from .. import compat, config
 
 try:
     from . import _populate
 except ImportError:  # built without a compiler
     _populate = None
 
-NEVER = b"never"
-ALWAYS = b"always"
-BACKGROUND = b"background"
-AUTO = b"auto"
+NEVER = config.MMAP_NEVER
+ALWAYS = config.MMAP_ALWAYS
+BACKGROUND = config.MMAP_BACKGROUND
+AUTO = config.MMAP_AUTO
 STOCK = b"stock"
-POLICIES = (AUTO, ALWAYS, NEVER, BACKGROUND)
+POLICIES = config.MMAP_POLICIES
 
 DEFAULT_THRESHOLD = 1 << 20
 
@@ -89,6 +89,17 @@ class Stats:
         self.methods.add(METHOD_NAMES.get(method, b"?"))
         if stopped or err:
             self.stopped += 1
+
+
+def configured(ui):
+    """The population policy ``ui``'s configuration asks for."""
+    policy = Policy(
+        config.mmap_populate(ui),
+        config.mmap_populate_threshold(ui),
+        HELPER_CHOICES.get(config.mmap_helper(ui), 0),
+    )
+    policy.thread_nice = config.mmap_thread_nice(ui)
+    return policy
 
 
 class Policy:
