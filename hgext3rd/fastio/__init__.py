@@ -515,7 +515,7 @@ configitem(b"fastio", b"mmap-populate", default=b"auto")
 configitem(b"fastio", b"mmap-populate-threshold", default=b"1MB")
 configitem(b"fastio", b"durable", default=False)
 configitem(b"fastio", b"compress-ahead", default=False)
-# tests and the bench: syncfs, or an fsync per file (durable.METHOD_*)
+# tests and the bench: syncfs, or an fsync per file (config.DURABLE_*)
 configitem(b"devel", b"fastio.durable-method", default=b"auto")
 # tests: the helper forced off (pure) or to start with a fallback method
 configitem(b"devel", b"fastio.mmap-helper", default=b"auto")

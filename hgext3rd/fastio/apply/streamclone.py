@@ -27,7 +27,6 @@ from ..diag import report
 from ..writer import filewriter
 
 _SRC_STORE = b"s"
-_SRC_CACHE = b"c"
 
 # progress bars are updated after this many bytes (per-file updates cost more
 # than writing a small file)
