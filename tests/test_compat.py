@@ -24,7 +24,7 @@ from mercurial import (  # noqa: E402
 )
 
 from hgext3rd.fastio import compat
-from hgext3rd.fastio.txn import storevfs
+from hgext3rd.fastio.txn import storenames
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +82,7 @@ def test_apply_parameters_as_gates_reads_them():
 
 
 def test_vfs_attributes(repo):
-    rawvfs = storevfs.encoder(repo.svfs)[1]
+    rawvfs = storenames.encoder(repo.svfs)[1]
     assert callable(compat.path_checker(rawvfs))
     assert "_trustnlink" in vars(rawvfs)
     rawvfs.createmode = 0o42770
@@ -128,7 +128,7 @@ def test_a_store_that_is_not_a_revlog_is_left_to_stock(repo):
 
 
 def test_store_encoding_attributes(repo):
-    encode, rawvfs = storevfs.encoder(repo.svfs)
+    encode, rawvfs = storenames.encoder(repo.svfs)
     assert encode(b"data/UPPER.i") == b"data/_u_p_p_e_r.i"
     assert rawvfs.join(b"x") == repo.svfs.vfs.join(b"x")
     assert getattr(store, "_fncachevfs", None) is not None
@@ -138,7 +138,7 @@ def test_store_encoding_attributes(repo):
 
     suffix.filter_name = b"suffix"  # 7.2 names its filters
     filtered = vfsmod.filtervfs(rawvfs, suffix)
-    assert storevfs.encoder(filtered)[0](b"a") == b"a.x"
+    assert storenames.encoder(filtered)[0](b"a") == b"a.x"
 
 
 def test_wrapped_file():

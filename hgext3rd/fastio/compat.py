@@ -31,8 +31,6 @@ from mercurial import configitems, store, util
 # Mercurial was built with it), and renamed experimental.mmapindexthreshold
 # to storage.revlog.mmap.index.
 
-PAGE_SIZE = mmap.PAGESIZE
-
 _HAS_POPULATE_PARAM = {}
 
 

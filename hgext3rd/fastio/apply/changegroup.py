@@ -94,7 +94,7 @@ def engaged(operation, run, unpacker, repo, tr):
     settings = config.settings(repo.ui)
     from mercurial import bundle2
     from . import buffers, compressors, precompress, revlogwriter
-    from ..txn import newpaths, storevfs
+    from ..txn import newpaths, storenames
     from ..diag import report
     from ..writer import filewriter
 
@@ -102,7 +102,7 @@ def engaged(operation, run, unpacker, repo, tr):
     file_writer = filewriter.for_operation(
         repo.ui, settings, stats.filewriter, repo.vfs, compat.store_path(repo)
     )
-    encode, rawvfs = storevfs.encoder(repo.svfs)
+    encode, rawvfs = storenames.encoder(repo.svfs)
     opener = revlogwriter.RevlogOpener(
         rawvfs,
         file_writer,

@@ -22,6 +22,7 @@ when a command ends are stopped and joined (``end_command``): no thread
 outlives a command, as chg and the command server run many in a process.
 """
 
+import mmap
 import os
 import threading
 import time
@@ -349,7 +350,7 @@ def _map_now(session, orig, fp, size):
             session.debug(b"populating failed: %s" % _exc_bytes(exc))
     else:
         # every page read once, in C (a slice of the mapping)
-        data[:: compat.PAGE_SIZE]
+        data[:: mmap.PAGESIZE]
         session.stats.methods.add(b"a read per page (pure)")
     return data
 
