@@ -163,7 +163,7 @@ NOT_FOR_ONE_CHANGESET = APPLY_MACHINERY | {
     "hgext_fastio.apply.storewriter",
     "hgext_fastio.apply.prescan",
     "hgext_fastio.apply.prefetch",
-    "hgext_fastio.sessions",
+    "hgext_fastio.mmap.sessions",
     "hgext_fastio.mmap.mmappolicy",
     "hgext_fastio.mmap._populate",
 }
