@@ -24,7 +24,6 @@ import types
 
 from mercurial import configitems, store, util
 
-
 # == hg <= 6.8 ===============================================================
 # 6.9 added util.mmapread's ``pre_populate`` (stock's own population of
 # mappings: ``MAP_POPULATE``, or ``osutil.background_mmap_populate`` where
