@@ -161,7 +161,7 @@ SLOW_FIRST = [
 
 # Run alone after the parallel phase (make test-serial): tests whose timing
 # fails them under the load of the other workers (test-interrupt.t: the
-# closes still pending at a SIGTERM not done within fastio.close-timeout,
+# closes still pending at a SIGTERM not done within fastio.pending-timeout,
 # with 4 workers)
 SERIAL = {"test-interrupt.t"}
 

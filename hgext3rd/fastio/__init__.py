@@ -174,7 +174,7 @@ of every file and the record of every directory, on disk before they are
 created.  On a filesystem where creating, writing or closing a file is a
 round trip (NFS, SMB, NTFS with a virus scanner), the threads overlap the
 round trips; their number grows while the filesystem keeps them waiting
-and files queue up (up to ``fastio.max-close-threads``); contents waiting
+and files queue up (up to ``fastio.max-write-threads``); contents waiting
 for them are bounded by ``fastio.memory-budget``.
 
 In ``auto`` mode (the default) the files of a stream clone go to two such
@@ -183,7 +183,7 @@ takes about a fifth less on tmpfs), and the threads grow as above.  The
 revlogs a changegroup creates (and the handles it closes) are written and
 closed here while creating and closing files is fast; once the median
 create or close of a sample of files is slower than
-``fastio.slow-close-threshold``, new revlogs are kept in memory while the
+``fastio.slow-file-threshold``, new revlogs are kept in memory while the
 changegroup writes them and handed whole to the threads, and closes go
 there too.  Fast local filesystems never pay for threads they cannot use.
 
@@ -321,36 +321,42 @@ is not a number, a size or a duration gives Mercurial's ``config error:``
 naming the option.  Sizes take a unit (``KB``, ``MB``, ``GB``; a bare
 number is bytes).
 
-``fastio.background-close``
-  ``auto`` (default), ``always`` or ``never``.
+``fastio.background-write``
+  ``auto`` (default), ``always`` or ``never``: whether files are written
+  and closed on threads (see "Writing files").  Formerly
+  ``fastio.background-close``, still read.
 
-``fastio.slow-close-threshold``
-  Median close time above which ``auto`` goes to the background, with a
+``fastio.slow-file-threshold``
+  Median create or close time above which ``auto`` goes to the
+  background, with a
   unit (``ns``, ``us``, ``ms``, ``s``; a bare number is microseconds);
   0 or more (``0``: every filesystem is slow). Default: ``50us``.
+  Formerly ``fastio.slow-close-threshold``, still read.
 
-``fastio.close-sample``
-  Number of closes timed for each decision (their median decides; closing
-  moves to the background as soon as more than half of them were slow);
-  1 to 1024. Default: 8.
+``fastio.file-sample``
+  Number of files whose create and close are timed for each decision
+  (their median decides; writing moves to the background as soon as more
+  than half of them were slow); 1 to 1024. Default: 8.  Formerly
+  ``fastio.close-sample``, still read.
 
-``fastio.close-threads``
-  Fixed number of closing threads, even above
-  ``fastio.max-close-threads`` but never more than
-  ``fastio.max-pending-closes``; 0 derives it from the measured close
-  latency. Default: 0.
+``fastio.write-threads``
+  Fixed number of threads that write and close files, even above
+  ``fastio.max-write-threads`` but never more than
+  ``fastio.max-pending-files``; 0 derives it from the measured close
+  latency. Default: 0.  Formerly ``fastio.close-threads``, still read.
 
-``fastio.max-close-threads``
+``fastio.max-write-threads``
   Upper bound on the threads that write and close files (more start
   while the filesystem keeps them waiting and files queue up: a 1 ms
   create and close need about 60 to keep up with a stream clone, 5 ms
-  about 200); 1 or more, never more than ``fastio.max-pending-closes``.
-  Default: 256.
+  about 200); 1 or more, never more than ``fastio.max-pending-files``.
+  Default: 256.  Formerly ``fastio.max-close-threads``, still read.
 
-``fastio.max-pending-closes``
-  Upper bound on files written but not yet closed; keeps well below the
-  512 descriptors Windows allows by default (a file waiting to be closed
-  holds one); 1 to 65536. Default: 256.
+``fastio.max-pending-files``
+  Upper bound on files handed to the threads and not yet closed; keeps
+  well below the 512 descriptors Windows allows by default (a file
+  waiting to be closed holds one); 1 to 65536. Default: 256.  Formerly
+  ``fastio.max-pending-closes``, still read.
 
 ``fastio.memory-budget``
   Upper bound on the contents of new files handed to the writing threads
@@ -359,8 +365,8 @@ number is bytes).
   than the budget waits until nothing else is pending); 1 byte to 1TB.
   Default: ``64MB``.
 
-``fastio.close-timeout``
-  How long pending closes may take once a command is interrupted (Ctrl-C,
+``fastio.pending-timeout``
+  How long pending files may take once a command is interrupted (Ctrl-C,
   SIGTERM) or fails, with a unit (``ms``, ``s``; a bare number is
   seconds).  A close still not done then (a hard-mounted NFS server that
   stopped answering) is abandoned: the command aborts with ``N files not
@@ -369,7 +375,8 @@ number is bytes).
   file stays open in the process until its close returns or the process
   exits.  Without an interruption or a failure, closes are waited for as
   long as they take (a Ctrl-C then ends the wait as above).  0 or more
-  (``0``: no wait once interrupted). Default: ``5s``.
+  (``0``: no wait once interrupted). Default: ``5s``.  Formerly
+  ``fastio.close-timeout``, still read.
 
 ``fastio.buffer-size``
   Size of the blocks bundles are read in (a changegroup's reading thread
@@ -459,17 +466,42 @@ from mercurial import registrar, util
 configtable = {}
 configitem = registrar.configitem(configtable)
 
-configitem(b"fastio", b"background-close", default=b"auto")
-configitem(b"fastio", b"slow-close-threshold", default=b"50us")
-configitem(b"fastio", b"close-threads", default=0)
-configitem(b"fastio", b"max-close-threads", default=256)
-configitem(b"fastio", b"max-pending-closes", default=256)
-configitem(b"fastio", b"close-sample", default=8)
+# (the old names of the renamed options: config.OLD_NAMES)
+configitem(
+    b"fastio",
+    b"background-write",
+    default=b"auto",
+    alias=[(b"fastio", b"background-close")],
+)
+configitem(
+    b"fastio",
+    b"slow-file-threshold",
+    default=b"50us",
+    alias=[(b"fastio", b"slow-close-threshold")],
+)
+configitem(
+    b"fastio", b"write-threads", default=0, alias=[(b"fastio", b"close-threads")]
+)
+configitem(
+    b"fastio",
+    b"max-write-threads",
+    default=256,
+    alias=[(b"fastio", b"max-close-threads")],
+)
+configitem(
+    b"fastio",
+    b"max-pending-files",
+    default=256,
+    alias=[(b"fastio", b"max-pending-closes")],
+)
+configitem(b"fastio", b"file-sample", default=8, alias=[(b"fastio", b"close-sample")])
 configitem(b"fastio", b"buffer-size", default=b"1MB")
 configitem(b"fastio", b"stream-writer", default=True)
 configitem(b"fastio", b"report", default=False)
 configitem(b"fastio", b"probe-max-age", default=b"7d")
-configitem(b"fastio", b"close-timeout", default=b"5s")
+configitem(
+    b"fastio", b"pending-timeout", default=b"5s", alias=[(b"fastio", b"close-timeout")]
+)
 configitem(b"fastio", b"memory-budget", default=b"64MB")
 configitem(b"fastio", b"read-buffer", default=b"1MB")
 configitem(b"fastio", b"write-buffer", default=b"1MB")
@@ -477,7 +509,7 @@ configitem(b"fastio", b"mmap-populate", default=b"auto")
 configitem(b"fastio", b"mmap-populate-threshold", default=b"1MB")
 configitem(b"fastio", b"durable", default=False)
 configitem(b"fastio", b"compress-ahead", default=False)
-# tests and the bench: syncfs, or an fsync per file (durable.METHOD_*)
+# tests and the bench: syncfs, or an fsync per file (config.DURABLE_*)
 configitem(b"devel", b"fastio.durable-method", default=b"auto")
 # tests: the helper forced off (pure) or to start with a fallback method
 configitem(b"devel", b"fastio.mmap-helper", default=b"auto")

@@ -1,7 +1,19 @@
-"""Differences between the supported Mercurial releases, in one place.
+"""Differences between the supported Mercurial releases (6.7 to 7.2), in one
+place.
 
 Everything else in the extension calls these helpers instead of testing
-versions or attributes itself.
+releases or reading Mercurial's private attributes itself.  The sections
+go by release: each shim is tagged with the releases it serves and what
+the next one changed (``# hg <= 6.8 (6.9 added ...)``).
+
+Dropping the releases up to X.Y: ``grep -n "hg <= X.Y" compat.py`` (and
+the same for each older one still there) finds every shim that serves only
+them; keep the way of the newer releases, remove the rest and the
+section's header, then the ``testedwith`` of ``metadata.py``.  The section
+"every supported release" reads private attributes that 6.7 to 7.2 all
+have (``tests/unit/test_compat.py`` fails on a release that moves one); the
+last section keeps stock behaviour for a part whose internals differ on a
+release the extension was not tested with.
 """
 
 import inspect
@@ -10,21 +22,198 @@ import mmap
 import threading
 import types
 
-from mercurial import store, util
+from mercurial import configitems, store, util
 
+# == hg <= 6.8 ===============================================================
+# 6.9 added util.mmapread's ``pre_populate`` (stock's own population of
+# mappings: ``MAP_POPULATE``, or ``osutil.background_mmap_populate`` where
+# Mercurial was built with it), and renamed experimental.mmapindexthreshold
+# to storage.revlog.mmap.index.
+
+_HAS_POPULATE_PARAM = {}
+
+
+# hg <= 6.8 (6.9 added pre_populate)
+def mmapread_has_populate(mmapread):
+    """Whether stock's ``util.mmapread`` takes ``pre_populate`` (6.9 and
+    later); 6.7 and 6.8 have none (and never populate)."""
+    key = id(mmapread)
+    if key not in _HAS_POPULATE_PARAM:
+        try:
+            params = inspect.signature(mmapread).parameters
+        except (TypeError, ValueError):
+            params = {}
+        _HAS_POPULATE_PARAM[key] = "pre_populate" in params
+    return _HAS_POPULATE_PARAM[key]
+
+
+# hg <= 6.8 (6.9 added pre_populate)
+def map_unpopulated(mmapread, fp, size):
+    """Stock's mapping of ``fp``, not populated: ``pre_populate=False`` on
+    6.9 and later; 6.7 and 6.8 do not populate."""
+    if mmapread_has_populate(mmapread):
+        return mmapread(fp, size, pre_populate=False)
+    return mmapread(fp, size)
+
+
+# hg <= 6.8 (6.9 added osutil.background_mmap_populate)
+def stock_background_helper():
+    """``osutil.background_mmap_populate`` (6.9 and later, when Mercurial
+    was built with headers defining ``MADV_POPULATE_READ``), or None (6.7,
+    6.8, and the 7.2.4 wheel from PyPI)."""
+    from mercurial import policy
+
+    return getattr(policy.importmod("osutil"), "background_mmap_populate", None)
+
+
+# hg <= 6.8 (6.9 added pre_populate)
+def stock_populates_synchronously():
+    """Whether stock's ``mmapread(..., pre_populate=True)`` maps with
+    ``MAP_POPULATE`` (6.9 and later on POSIX without the background
+    helper)."""
+    from mercurial import pycompat, util
+
+    orig = getattr(util.mmapread, "_origfunc", util.mmapread)
+    return (
+        mmapread_has_populate(orig)
+        and not pycompat.iswindows
+        and hasattr(mmap, "MAP_POPULATE")
+        and stock_background_helper() is None
+    )
+
+
+# hg <= 6.8 (6.9 added pre_populate)
+def stock_population():
+    """What stock does with a mapping, in words (``auto`` without helper)."""
+    from mercurial import pycompat, util
+
+    orig = getattr(util.mmapread, "_origfunc", util.mmapread)
+    if not mmapread_has_populate(orig):
+        return b"none: Mercurial %s does not populate" % util.version()
+    if pycompat.iswindows:
+        return b"none on Windows"
+    if stock_background_helper() is not None:
+        return b"osutil.background_mmap_populate"
+    if hasattr(mmap, "MAP_POPULATE"):
+        return b"MAP_POPULATE"
+    return b"none"
+
+
+# hg <= 6.8 (6.9 renamed experimental.mmapindexthreshold)
+def mmap_index_option():
+    """The option naming the revlog indexes Mercurial maps:
+    ``storage.revlog.mmap.index`` (6.9 and later), else
+    ``experimental.mmapindexthreshold``."""
+    if b"revlog.mmap.index" in configitems.coreitems.get(b"storage", {}):
+        return b"storage.revlog.mmap.index"
+    return b"experimental.mmapindexthreshold"
+
+
+# == hg <= 6.9 ===============================================================
+# 7.0 added streamclone._report_transferred (the closing status line of a
+# stream clone, said once the v2 consumer read the end of its part) and
+# stock's threaded stream consumer (worker.parallel-stream-bundle-processing).
+
+
+# hg <= 6.9 (7.0 added streamclone._report_transferred)
+def report_transferred(repo, start, file_count, byte_count):
+    """Stock's closing status line of a stream clone: its own function
+    (7.0 and later: ``stream-cloned N files / ...``); 6.7 to 6.9 print
+    the line inside their consumers, so it is said here in their words
+    (the same translatable message)."""
+    from mercurial import streamclone
+
+    report = getattr(streamclone, "_report_transferred", None)
+    if report is not None:
+        report(repo, start, file_count, byte_count)
+        return
+    from mercurial.i18n import _
+
+    seconds = max(util.timer() - start, 0.001)
+    size, rate = util.bytecount(byte_count), util.bytecount(byte_count / seconds)
+    message = _(b"transferred %s in %.1f seconds (%s/sec)\n")
+    repo.ui.status(message % (size, seconds, rate))
+
+
+# hg <= 6.9 (7.0 added streamclone._report_transferred)
+def v2_end_read_before_report():
+    """Whether stock's v2 consumer reads the end of its bundle2 part before
+    its status line (7.0 and later)."""
+    from mercurial import streamclone
+
+    return hasattr(streamclone, "_report_transferred")
+
+
+# hg <= 6.9 (7.0 added worker.parallel-stream-bundle-processing)
+def parallel_stream_processing(ui):
+    """Whether stock's threaded stream consumer is asked for
+    (``worker.parallel-stream-bundle-processing``, 7.0 and later)."""
+    section, name = b"worker", b"parallel-stream-bundle-processing"
+    if not _config_registered(ui, section, name):
+        return False
+    return ui.configbool(section, name)
+
+
+def _config_registered(ui, section, name):
+    knownconfig = getattr(ui, "_knownconfig", None) or {}
+    return knownconfig.get(section, {}).get(name) is not None
+
+
+# == hg <= 7.1 ===============================================================
+# 7.2 added the store's file index (with its radix rule), gave the store's
+# vfs a ``base``, and moved clone to mercurial.cmd_impls.clone.
+
+
+# hg <= 7.1 (7.2 added the file index)
+def fileindex(repo):
+    """The store's file index (newer store format), or None."""
+    return getattr(repo.store, "fileindex", None)
+
+
+# hg <= 7.1 (7.2 added the file index)
+def fileindex_add(index, name, tr):
+    radix = store.parse_filelog_radix(name)
+    if radix is not None:
+        index.add(radix, tr)
+
+
+# hg <= 7.1 (7.2 gave the store's vfs a base)
+def store_path(repo):
+    """The store's directory: the ``base`` of the raw vfs beneath the
+    store's (the store's own vfs has one from 7.2 on)."""
+    svfs = repo.svfs
+    return getattr(svfs, "vfs", svfs).base
+
+
+# hg <= 7.1 (7.2 moved clone to mercurial.cmd_impls.clone)
+def clone_function():
+    """``(module, "clone")``: the clone the clone command calls (7.2:
+    ``mercurial.cmd_impls.clone``, where ``hg.clone`` is a deprecated alias
+    that calls it; 6.7 to 7.1: ``mercurial.hg``)."""
+    try:
+        from mercurial.cmd_impls import clone as clone_impl
+    except ImportError:
+        from mercurial import hg as clone_impl
+    return clone_impl, "clone"
+
+
+# == every supported release (6.7 to 7.2) ====================================
 # Private attributes of Mercurial the extension reads, each through one
 # helper below, all present in 6.7 to 7.2.  Methods are checked once per
 # process (``changegroup_internals``, ``stream_internals``: a release where
 # one moved keeps stock behaviour for that part); attributes set by
 # constructors are read with a fallback to stock's way.
-# ``tests/unit/test_compat.py`` fails on a release where any of them moved.
+# ``tests/unit/test_compat.py`` fails on a release where any of them moved
+# (``tests/unit/test_journal.py`` for the transaction's, read by txn/journal).
 #
 #   vfs._auditpath(path, mode)   vfs.__call__'s path checks
 #   vfs._chmod                   whether the vfs gives files their mode
 #   vfs._trustnlink              whether the vfs trusts link counts
+#   filtervfs._filter            how a store without fncache names files
 #   closewrapbase._origfh        the file a vfs wrapper wraps
 #   cg1unpacker._stream          where a changegroup is read from
-#   transaction._file, ...       see journal_new_files
+#   repo.svfs.options            see mmap_index_threshold
+#   transaction._file, ...       see txn/journal.py
 #   transaction._generatefiles   see transaction_commit_point
 #   transaction._journal, ...    see transaction_files
 
@@ -55,6 +244,11 @@ def trusts_link_count(vfs):
 def wrapped_file(wrapper):
     """The file object a ``vfs.closewrapbase`` wraps."""
     return wrapper._origfh
+
+
+def filtervfs_filter(vfs):
+    """The function a ``vfs.filtervfs`` names files with, or None."""
+    return getattr(vfs, "_filter", None)
 
 
 def changegroup_source(unpacker):
@@ -107,142 +301,6 @@ def encoding_store_vfs_classes():
     return [cls for cls in classes if "__call__" in vars(cls)]
 
 
-def fileindex(repo):
-    """The store's file index (newer store format), or None."""
-    return getattr(repo.store, "fileindex", None)
-
-
-def fileindex_add(index, name, tr):
-    radix = store.parse_filelog_radix(name)
-    if radix is not None:
-        index.add(radix, tr)
-
-
-def encoder(vfs):
-    """``(encode, rawvfs)`` such that ``vfs.join(name)`` is
-    ``rawvfs.join(encode(name))``: the store's own encoding (identity for a
-    plain vfs).
-
-    Each kind of store wraps its raw vfs in its own way: the fncache store
-    in a vfs with an ``encode`` attribute, the other stores (no fncache, the
-    file index of 7.2, no store at all) in a ``filtervfs``; any other proxy
-    is asked for each name through its ``join``.
-    """
-    from mercurial import error, vfs as vfsmod
-
-    inner = getattr(vfs, "vfs", None)
-    if inner is None:
-        return (lambda name: name), vfs
-    encode = getattr(vfs, "encode", None)
-    if encode is None and isinstance(vfs, vfsmod.filtervfs):
-        encode = getattr(vfs, "_filter", None)
-    if encode is not None:
-        return encode, inner
-    prefix = inner.join(b"x")[:-1]
-    start = len(prefix)
-    join = vfs.join
-
-    def encode_by_join(name):
-        path = join(name)
-        if not path.startswith(prefix):
-            raise error.ProgrammingError("fastio: %r is not inside its store" % path)
-        return path[start:]
-
-    return encode_by_join, inner
-
-
-def journal_new_files(tr, names):
-    """Journal ``names`` as files created by ``tr``: what ``tr.add(name, 0)``
-    does for each, with one write of the journal instead of one per file
-    (10k files: 8 ms instead of 32 to 47 ms, a tenth of a stream apply).
-
-    Only for Mercurial's own transaction, untouched: any other class, an
-    ``add`` or ``_addentry`` wrapped or replaced (by another extension), a
-    group being collected (``startgroup``), or internals that are not the
-    ones below get ``tr.add`` for each name.  ``tests/unit/test_journal.py``
-    proves, on the release under test, that the journal and the whole
-    in-memory state of the transaction are then exactly what ``tr.add``
-    gives.
-    """
-    if not _journal_batchable(tr):
-        for name in names:
-            tr.add(name, 0)
-        return
-    newfiles = tr._newfiles
-    known = [getattr(tr, a) for a in _TR_KNOWN]
-    lines = []
-    for name in names:
-        if name in newfiles or any(name in k for k in known):
-            continue
-        newfiles.add(name)
-        lines.append(b"%s\0%d\n" % (name, 0))
-    if lines:
-        journal = tr._file
-        journal.write(b"".join(lines))
-        journal.flush()
-
-
-# the state transaction.add reads before it journals a file (as in 6.7-7.2)
-_TR_KNOWN = ("_offsetmap", "_backupmap", "_tmp_files")
-_TR_STATE = ("_file", "_newfiles", "_queue", "_count") + _TR_KNOWN
-
-
-def _journal_batchable(tr):
-    from mercurial import transaction
-
-    cls = transaction.transaction
-    if type(tr) is not cls or "add" in vars(tr) or "_addentry" in vars(tr):
-        return False
-    # extensions.wrapfunction leaves the original on the wrapper
-    for method in ("add", "_addentry"):
-        if hasattr(getattr(cls, method, None), "_origfunc"):
-            return False
-    if any(not hasattr(tr, a) for a in _TR_STATE):
-        return False
-    return not tr._queue and tr._count > 0
-
-
-def report_transferred(repo, start, file_count, byte_count):
-    """Stock's closing status line of a stream clone: its own function
-    (7.0+, which says ``stream-cloned N files / ...``); 6.7 to 6.9 print
-    the line inside their consumers, so it is said here in their words
-    (the same translatable message)."""
-    from mercurial import streamclone
-
-    report = getattr(streamclone, "_report_transferred", None)
-    if report is not None:
-        report(repo, start, file_count, byte_count)
-        return
-    from mercurial.i18n import _
-
-    seconds = max(util.timer() - start, 0.001)
-    size, rate = util.bytecount(byte_count), util.bytecount(byte_count / seconds)
-    message = _(b"transferred %s in %.1f seconds (%s/sec)\n")
-    repo.ui.status(message % (size, seconds, rate))
-
-
-def v2_end_read_before_report():
-    """Whether stock's v2 consumer reads the end of its bundle2 part before
-    its status line (7.0+, which also brought ``_report_transferred``)."""
-    from mercurial import streamclone
-
-    return hasattr(streamclone, "_report_transferred")
-
-
-def _config_registered(ui, section, name):
-    knownconfig = getattr(ui, "_knownconfig", None) or {}
-    return knownconfig.get(section, {}).get(name) is not None
-
-
-def parallel_stream_processing(ui):
-    """Whether stock's threaded stream consumer is asked for
-    (``worker.parallel-stream-bundle-processing``, 7.0+; never before)."""
-    section, name = b"worker", b"parallel-stream-bundle-processing"
-    if not _config_registered(ui, section, name):
-        return False
-    return ui.configbool(section, name)
-
-
 def unread_part_file(part):
     """The file a bundle2 part is read from, when its payload is read
     straight from it (an uncompressed bundle) and not started yet; else
@@ -258,7 +316,99 @@ def unread_part_file(part):
     return fh
 
 
-# -- the internals the extension wraps or calls ------------------------------
+def revlog_segment_file(rl):
+    """The ``randomaccessfile`` a revlog reads its data through (its
+    ``_inner._segmentfile``, 6.7-7.2), or None."""
+    inner = getattr(rl, "_inner", None)
+    segments = getattr(inner, "_segmentfile", None)
+    if segments is None or not hasattr(segments, "reading_handle"):
+        return None
+    return segments
+
+
+def revlog_of(store):
+    """The revlog behind ``store`` (a filelog's or a manifest's
+    ``_revlog``, the changelog or any revlog itself), or None when it is
+    not a revlog: remotefilelog's file store, sqlitestore's, or another
+    extension's, whose ``len()`` or revlog methods may raise (remotefilelog:
+    ``RuntimeError: len not supported``); the caller then leaves the call
+    to stock.  Nothing of ``store`` runs to answer (no ``__getattr__``, no
+    property): every check on a store Mercurial hands the extension starts
+    here."""
+    from mercurial import revlog
+
+    if isinstance(store, revlog.revlog):
+        return store
+    # filelog and manifestrevlog set it in __init__ (6.7 to 7.2)
+    inner = inspect.getattr_static(store, "_revlog", None)
+    return inner if isinstance(inner, revlog.revlog) else None
+
+
+def transaction_commit_point():
+    """``(class, method name)`` of the call that ends the writes of a
+    transaction's close, or None where it is not there.  6.7-7.2:
+    ``close`` generates its post-finalize files (``_generatefiles(group=
+    GEN_GROUP_POST_FINALIZE)``), the last thing it writes to the
+    repository; only then does it remove its temporary files (among them
+    the list of ``newpaths``, which ``hg recover`` needs) and turn the
+    journal into ``undo`` (``_writeundo``).  :func:`ends_writes` tells that
+    call from the others (``writepending``, the pre-finalize group)."""
+    from mercurial import transaction
+
+    cls = transaction.transaction
+    expected = ("self", "suffix", "group")
+    if (
+        _signature_problem(cls, "_generatefiles", expected) is None
+        and hasattr(transaction, "GEN_GROUP_POST_FINALIZE")
+        and hasattr(cls, "_writeundo")
+    ):
+        return cls, "_generatefiles"
+    return None
+
+
+def ends_writes(args, kwargs):
+    """Whether ``_generatefiles(*args, **kwargs)`` is the commit point."""
+    from mercurial import transaction
+
+    suffix = kwargs.get("suffix", args[0] if args else b"")
+    group = kwargs.get("group", args[1] if len(args) > 1 else None)
+    return not suffix and group == transaction.GEN_GROUP_POST_FINALIZE
+
+
+def transaction_files(tr):
+    """Absolute paths of the files ``tr`` journaled or backed up (6.7-7.2:
+    the journal file in ``tr._opener``, ``tr._backupentries`` of
+    ``(location, file, backup, cache)`` in ``tr._vfsmap``).  Read at its
+    commit point: every entry is written to the journal file."""
+    opener = tr._opener
+    paths = []
+    journal = opener.tryread(tr._journal) if tr._journal else b""
+    for line in journal.splitlines():
+        name = line.partition(b"\0")[0]
+        if name:
+            paths.append(opener.join(name))
+    for location, name, __, ___ in tr._backupentries:
+        vfs = tr._vfsmap.get(location)
+        if vfs is not None and name:
+            paths.append(vfs.join(name))
+    return paths
+
+
+def mmap_index_threshold(svfs):
+    """``(threshold,)``: the size from which Mercurial maps the revlog
+    indexes of a store (``threshold`` None: it maps none), or None when
+    the store's vfs has no options."""
+    options = getattr(svfs, "options", None)
+    if options is None:
+        return None
+    data_config = options.get(b"data-config")
+    if data_config is not None:
+        return (getattr(data_config, "mmap_index_threshold", None),)
+    # (a store whose options no supported release made)
+    return (options.get(b"mmapindexthreshold"),)
+
+
+# == hg > 7.2: the internals the extension wraps or calls ===================
 #
 # Checked once, at the first call of the part concerned (``supported``).  A
 # release whose internals are not the ones below (an untested newer
@@ -286,6 +436,20 @@ def supported(ui, part, problems):
                     report_unsupported(ui, part, found)
                 verdict = _verdicts[part] = not found
     return verdict
+
+
+def report_unsupported(ui, part, problems):
+    """The debug line of a part whose internals are not the ones the
+    extension was written for (that part keeps stock behaviour)."""
+    ui.debug(
+        b"fastio: Mercurial %s differs from the tested releases (%s): "
+        b"stock behaviour for %s\n"
+        % (
+            util.version(),
+            "; ".join(problems).encode("utf-8", "replace"),
+            part,
+        )
+    )
 
 
 def _as_wrapped(module, wrapped):
@@ -356,7 +520,8 @@ def stream_internals(wrapped=None):
     problems += _missing(streamclone, ("_makemap",))
     problems += _missing(store, ("decodedir",))
     problems += _missing(vfsmod.abstractvfs, ("register_file", "_auditpath"))
-    # stores with a file index (7.2+) need its radix rule too
+    # hg <= 7.1 (7.2 added the file index): stores with one need its
+    # radix rule too
     if hasattr(store.basicstore, "fileindex"):
         problems += _missing(store, ("parse_filelog_radix",))
     if problems:
@@ -456,178 +621,3 @@ def serving_changegroup_internals(wrapped=None):
     problems += _missing(revlog.revlog, ("reading", "end"))
     problems += _missing(randomaccessfile.randomaccessfile, ("reading", "is_open"))
     return problems
-
-
-def revlog_segment_file(rl):
-    """The ``randomaccessfile`` a revlog reads its data through (its
-    ``_inner._segmentfile``, 6.7-7.2), or None."""
-    inner = getattr(rl, "_inner", None)
-    segments = getattr(inner, "_segmentfile", None)
-    if segments is None or not hasattr(segments, "reading_handle"):
-        return None
-    return segments
-
-
-def revlog_of(store):
-    """The revlog behind ``store`` (a filelog's or a manifest's
-    ``_revlog``, the changelog or any revlog itself), or None when it is
-    not a revlog: remotefilelog's file store, sqlitestore's, or another
-    extension's, whose ``len()`` or revlog methods may raise (remotefilelog:
-    ``RuntimeError: len not supported``); the caller then leaves the call
-    to stock.  Nothing of ``store`` runs to answer (no ``__getattr__``, no
-    property): every check on a store Mercurial hands the extension starts
-    here."""
-    from mercurial import revlog
-
-    if isinstance(store, revlog.revlog):
-        return store
-    # filelog and manifestrevlog set it in __init__ (6.7 to 7.2)
-    inner = inspect.getattr_static(store, "_revlog", None)
-    return inner if isinstance(inner, revlog.revlog) else None
-
-
-def transaction_commit_point():
-    """``(class, method name)`` of the call that ends the writes of a
-    transaction's close, or None where it is not there.  6.7-7.2:
-    ``close`` generates its post-finalize files (``_generatefiles(group=
-    GEN_GROUP_POST_FINALIZE)``), the last thing it writes to the
-    repository; only then does it remove its temporary files (among them
-    the list of ``newpaths``, which ``hg recover`` needs) and turn the
-    journal into ``undo`` (``_writeundo``).  :func:`ends_writes` tells that
-    call from the others (``writepending``, the pre-finalize group)."""
-    from mercurial import transaction
-
-    cls = transaction.transaction
-    expected = ("self", "suffix", "group")
-    if (
-        _signature_problem(cls, "_generatefiles", expected) is None
-        and hasattr(transaction, "GEN_GROUP_POST_FINALIZE")
-        and hasattr(cls, "_writeundo")
-    ):
-        return cls, "_generatefiles"
-    return None
-
-
-def ends_writes(args, kwargs):
-    """Whether ``_generatefiles(*args, **kwargs)`` is the commit point."""
-    from mercurial import transaction
-
-    suffix = kwargs.get("suffix", args[0] if args else b"")
-    group = kwargs.get("group", args[1] if len(args) > 1 else None)
-    return not suffix and group == transaction.GEN_GROUP_POST_FINALIZE
-
-
-def clone_function():
-    """``(module, "clone")``: the clone the clone command calls (7.2:
-    ``mercurial.cmd_impls.clone``, where ``hg.clone`` is a deprecated alias
-    that calls it; 6.7: ``mercurial.hg``)."""
-    try:
-        from mercurial.cmd_impls import clone as clone_impl
-    except ImportError:
-        from mercurial import hg as clone_impl
-    return clone_impl, "clone"
-
-
-def transaction_files(tr):
-    """Absolute paths of the files ``tr`` journaled or backed up (6.7-7.2:
-    the journal file in ``tr._opener``, ``tr._backupentries`` of
-    ``(location, file, backup, cache)`` in ``tr._vfsmap``).  Read at its
-    commit point: every entry is written to the journal file."""
-    opener = tr._opener
-    paths = []
-    journal = opener.tryread(tr._journal) if tr._journal else b""
-    for line in journal.splitlines():
-        name = line.partition(b"\0")[0]
-        if name:
-            paths.append(opener.join(name))
-    for location, name, __, ___ in tr._backupentries:
-        vfs = tr._vfsmap.get(location)
-        if vfs is not None and name:
-            paths.append(vfs.join(name))
-    return paths
-
-
-def report_unsupported(ui, part, problems):
-    """The debug line of a part whose internals are not the ones the
-    extension was written for (that part keeps stock behaviour)."""
-    ui.debug(
-        b"fastio: Mercurial %s differs from the tested releases (%s): "
-        b"stock behaviour for %s\n"
-        % (
-            util.version(),
-            "; ".join(problems).encode("utf-8", "replace"),
-            part,
-        )
-    )
-
-
-def store_path(repo):
-    """The store's directory (the store vfs has no ``base`` before 6.9)."""
-    return encoder(repo.svfs)[1].base
-
-
-# -- mmap population ---------------------------------------------------------
-
-PAGE_SIZE = mmap.PAGESIZE
-
-_HAS_POPULATE_PARAM = {}
-
-
-def mmapread_has_populate(mmapread):
-    """Whether stock's ``util.mmapread`` takes ``pre_populate``: 7.2 (the
-    parameter came after 6.7); 6.7 has none (and never populates)."""
-    key = id(mmapread)
-    if key not in _HAS_POPULATE_PARAM:
-        try:
-            params = inspect.signature(mmapread).parameters
-        except (TypeError, ValueError):
-            params = {}
-        _HAS_POPULATE_PARAM[key] = "pre_populate" in params
-    return _HAS_POPULATE_PARAM[key]
-
-
-def map_unpopulated(mmapread, fp, size):
-    """Stock's mapping of ``fp``, not populated: ``pre_populate=False`` on
-    7.2; 6.7 does not populate."""
-    if mmapread_has_populate(mmapread):
-        return mmapread(fp, size, pre_populate=False)
-    return mmapread(fp, size)
-
-
-def stock_background_helper():
-    """``osutil.background_mmap_populate`` (7.2, when Mercurial was built
-    with headers defining ``MADV_POPULATE_READ``), or None (6.7, and the
-    7.2.4 wheel from PyPI)."""
-    from mercurial import policy
-
-    return getattr(policy.importmod("osutil"), "background_mmap_populate", None)
-
-
-def stock_populates_synchronously():
-    """Whether stock's ``mmapread(..., pre_populate=True)`` maps with
-    ``MAP_POPULATE`` (7.2 on POSIX without the background helper)."""
-    from mercurial import pycompat, util
-
-    orig = getattr(util.mmapread, "_origfunc", util.mmapread)
-    return (
-        mmapread_has_populate(orig)
-        and not pycompat.iswindows
-        and hasattr(mmap, "MAP_POPULATE")
-        and stock_background_helper() is None
-    )
-
-
-def stock_population():
-    """What stock does with a mapping, in words (``auto`` without helper)."""
-    from mercurial import pycompat, util
-
-    orig = getattr(util.mmapread, "_origfunc", util.mmapread)
-    if not mmapread_has_populate(orig):
-        return b"none: Mercurial %s does not populate" % util.version()
-    if pycompat.iswindows:
-        return b"none on Windows"
-    if stock_background_helper() is not None:
-        return b"osutil.background_mmap_populate"
-    if hasattr(mmap, "MAP_POPULATE"):
-        return b"MAP_POPULATE"
-    return b"none"

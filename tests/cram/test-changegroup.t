@@ -5,7 +5,7 @@ compared with what stock Mercurial writes from the same input.
 
   $ . "$TESTDIR/../helpers/common.sh"
   $ STOCK="--config extensions.fastio=!"
-  $ ON="--config fastio.background-close=always --config fastio.report=yes"
+  $ ON="--config fastio.background-write=always --config fastio.report=yes"
   $ mkrepo src
   $ hgserve -R src -p $HGPORT
 
@@ -89,7 +89,7 @@ threads instead, one exclusive create each.)
   $ COUNT="--config extensions.opencount=$TESTDIR/../helpers/opencount.py"
   $ hg init oc-stock; hg init oc
   $ FASTIO_OPENCOUNT=oc-stock.txt hg -R oc-stock unbundle -q $STOCK $COUNT none-v2.hg
-  $ FASTIO_OPENCOUNT=oc.txt hg -R oc unbundle -q $COUNT none-v2.hg --config fastio.background-close=never
+  $ FASTIO_OPENCOUNT=oc.txt hg -R oc unbundle -q $COUNT none-v2.hg --config fastio.background-write=never
   $ storecompare oc-stock oc
   stores identical: 31 files
   $ "$PYTHON" - <<'EOF'

@@ -1,7 +1,7 @@
 A close that hangs (a hard-mounted NFS server that stopped answering;
 modelled by tests/shims/faultshim.c, an LD_PRELOAD shim that makes the close of
 one file sleep 20 s) while closes are in background: a Ctrl-C (or a
-SIGTERM) ends the command within fastio.close-timeout (1 s here) with an
+SIGTERM) ends the command within fastio.pending-timeout (1 s here) with an
 abort naming the file, exit 255, and the rollback leaves the repository as
 it was (on POSIX an open file can be removed).
 
@@ -22,7 +22,7 @@ it was (on POSIX an open file can be removed).
   >   LD_PRELOAD="$TESTTMP/fault.so" FASTIO_HANG_CLOSE=data/d05/f00035.i \
   >   FASTIO_HANG_STARTED="$TESTTMP/started" FASTIO_HANG_S=20 \
   >     "$PYTHON" "$TESTDIR/../helpers/sigdefault.py" hg -R dest unbundle -q $2 \
-  >     --config fastio.background-close=always --config fastio.close-timeout=1s > out 2>&1 &
+  >     --config fastio.background-write=always --config fastio.pending-timeout=1s > out 2>&1 &
   >   pid=$!
   >   n=0; while [ ! -f started ] && [ $n -lt 1000 ]; do sleep 0.01; n=$((n+1)); done
   >   sleep 0.2
@@ -60,8 +60,8 @@ for the hung close longer than the timeout either
   $ start=$(now)
   $ LD_PRELOAD="$TESTTMP/fault.so" FASTIO_HANG_CLOSE=data/d05/f00035.i \
   >   FASTIO_HANG_S=20 FASTIO_FAIL_WRITE=data/d09/f00189.i \
-  >   hg -R dest unbundle -q v2.hg --config fastio.background-close=always \
-  >   --config fastio.close-timeout=1s > out 2>&1; echo "exit $?"; within $start $(now) 5
+  >   hg -R dest unbundle -q v2.hg --config fastio.background-write=always \
+  >   --config fastio.pending-timeout=1s > out 2>&1; echo "exit $?"; within $start $(now) 5
   exit 255
   ended within 5 s: True
   $ grep -v -e '^transaction abort!$' -e '^rollback completed$' out

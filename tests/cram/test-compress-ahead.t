@@ -127,7 +127,7 @@ the repository as it was, for background and inline closes
   $ for mode in never always; do
   >   hg init full-$mode
   >   LD_PRELOAD="$TESTTMP/fault.so" FASTIO_FAIL_WRITE=data/d2/f100.i hg -R full-$mode unbundle -q $ON \
-  >     --config fastio.background-close=$mode zstd-v2.hg > out 2>&1
+  >     --config fastio.background-write=$mode zstd-v2.hg > out 2>&1
   >   echo "exit $?"
   >   grep -E '^(abort|Traceback)' out
   >   ls full-$mode/.hg/store

@@ -16,7 +16,7 @@ and passes (locks as stock).
   $ hg clone -q -U -r 0 src dest
 
   $ LD_PRELOAD="$TESTTMP/delay.so" FASTIO_CLOSE_DELAY_US=3000 \
-  >   hg -R dest unbundle -q cg.hg --config fastio.background-close=never > apply.out 2>&1 &
+  >   hg -R dest unbundle -q cg.hg --config fastio.background-write=never > apply.out 2>&1 &
   $ pid=$!
   $ while [ ! -L dest/.hg/store/lock ]; do sleep 0.01; done
   $ hg -R dest verify -q --config ui.timeout.warn=60 > verify.out 2>&1 &

@@ -3,27 +3,27 @@ repository's filesystem whose files are removed afterwards
 
   $ hg init repo
   $ cd repo
-  $ hg debugfastio --config fastio.close-threads=3 | tee probe.out
+  $ hg debugfastio --config fastio.write-threads=3 | tee probe.out
   fastio * (glob)
   settings:
-    background-close: auto (default)
+    background-write: auto (default)
     buffer-size: 1MB (default)
-    close-sample: 8 (default)
-    close-threads: 3
-    close-timeout: 5s (default)
     compress-ahead: no (default)
     durable: no (default)
-    max-close-threads: 256 (default)
-    max-pending-closes: 256 (default)
+    file-sample: 8 (default)
+    max-pending-files: 256 (default)
+    max-write-threads: 256 (default)
     memory-budget: 64MB (default)
     mmap-populate: auto (default)
     mmap-populate-threshold: 1MB (default)
+    pending-timeout: 5s (default)
     probe-max-age: 7d (default)
     read-buffer: 1MB (default)
     report: no (default)
-    slow-close-threshold: 50us (default)
+    slow-file-threshold: 50us (default)
     stream-writer: yes (default)
     write-buffer: 1MB (default)
+    write-threads: 3
   C helpers:
     writer._writepool: built, in use: the writing pool (threads that never take Python's lock)
     apply._streamscan: built, in use: the stream pre-scan of a bundle's names
@@ -111,12 +111,34 @@ earlier releases in .hg/cache (a stream may carry one)
 The choice follows the threshold; forced modes are said; --no-cache and a
 zero max age leave the cache alone
 
-  $ hg debugfastio --files 20 --no-cache --config fastio.slow-close-threshold=0 --config fastio.background-close=never | grep -E '^(probing|auto|in effect|cache)'
+  $ hg debugfastio --files 20 --no-cache --config fastio.slow-file-threshold=0 --config fastio.background-write=never | grep -E '^(probing|auto|in effect|cache)'
   probing: 20 files in */repo/.hg (glob)
   auto mode would: close in background, starting with * threads (median * us >= threshold 0 us) (glob)
-  in effect: never (fastio.background-close)
-  $ hg debugfastio --files 20 --no-cache --config fastio.slow-close-threshold=10s | grep -E '^auto'
+  in effect: never (fastio.background-write)
+  $ hg debugfastio --files 20 --no-cache --config fastio.slow-file-threshold=10s | grep -E '^auto'
   auto mode would: close inline (median * us < threshold 10000000 us) (glob)
+
+The old names of the options renamed when threads came to write files,
+not only close them, still work, and name the option when they are the
+ones set (both set: the one set last wins)
+
+  $ hg debugfastio --files 20 --no-cache --config fastio.background-close=never --config fastio.close-threads=2 --config fastio.max-pending-closes=4 --config fastio.slow-close-threshold=10s | grep -E '^(  (background-write|write-threads|max-pending-files):|auto|in effect)'
+    background-write: never
+    max-pending-files: 4
+    write-threads: 2
+  auto mode would: close inline (median * us < threshold 10000000 us) (glob)
+  in effect: never (fastio.background-close)
+  $ hg debugfastio --files 20 --no-cache --config fastio.close-threads=2 --config fastio.write-threads=1 | grep -E '^  write-threads:'
+    write-threads: 1
+  $ hg debugfastio --files 20 --no-cache --config fastio.max-pending-closes=0
+  abort: fastio.max-pending-closes must be 1 or more, not 0
+  [255]
+  $ hg debugfastio --files 20 --no-cache --config fastio.close-timeout=soon
+  config error: fastio.close-timeout is not a duration: soon
+  [255]
+  $ hg debugfastio --files 20 --no-cache --config fastio.background-close=sometimes
+  config error: fastio.background-close must be auto, always or never, not sometimes
+  [255]
   $ hg debugfastio --files 20 --config fastio.probe-max-age=0 | grep -E '^(probing|cache)'
   probing: 20 files in */repo/.hg (glob)
   cache: disabled (fastio.probe-max-age=0)

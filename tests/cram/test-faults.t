@@ -28,12 +28,12 @@ bundles v1, v2 and v3, closes inline and in background.
   >   for mode in never always; do
   >     for target in data/dir/file1.i 00changelog.i; do
   >       echo "== $bundle close $target $mode"
-  >       apply $bundle CLOSE $target --config fastio.background-close=$mode
+  >       apply $bundle CLOSE $target --config fastio.background-write=$mode
   >     done
   >   done
   >   for mode in never always; do
   >     echo "== $bundle write $mode"
-  >     apply $bundle WRITE data/dir/sub/f5.txt.i --config fastio.background-close=$mode
+  >     apply $bundle WRITE data/dir/sub/f5.txt.i --config fastio.background-write=$mode
   >   done
   > done
   == cg.hg close data/dir/file1.i never
@@ -167,7 +167,7 @@ repairs it, with a clean status and the files of the revision.
   >   for mode in never always; do
   >     echo "== checkout $what $mode"
   >     rm -rf co-now; cp -a co co-now
-  >     LD_PRELOAD="$TESTTMP/fault.so" env FASTIO_FAIL_$what=sub/f5.txt hg -R co-now update -q tip --config fastio.background-close=$mode > out 2>&1
+  >     LD_PRELOAD="$TESTTMP/fault.so" env FASTIO_FAIL_$what=sub/f5.txt hg -R co-now update -q tip --config fastio.background-write=$mode > out 2>&1
   >     echo "exit $?"
   >     grep -E '^(abort|Traceback)' out | sed "s#$TESTTMP#TESTTMP#"
   >     hg -R co-now update -q --clean tip

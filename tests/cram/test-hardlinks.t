@@ -30,9 +30,9 @@ other content).
   23 files hardlinked
   $ hg -R pulled pull -q up
   $ hg clone -q -U src pulled-bg
-  $ hg -R pulled-bg pull -q up --config fastio.background-close=always
+  $ hg -R pulled-bg pull -q up --config fastio.background-write=always
   $ hg clone -q -U src unbundled; hg -R unbundled unbundle -q new.hg
-  $ hg clone -q -U src unbundled1; hg -R unbundled1 unbundle -q new1.hg --config fastio.background-close=always
+  $ hg clone -q -U src unbundled1; hg -R unbundled1 unbundle -q new1.hg --config fastio.background-write=always
   $ for r in pulled pulled-bg unbundled unbundled1; do hg -R $r verify -q; hg -R $r log -r tip -T '{desc}\n'; done
   again
   again

@@ -27,24 +27,24 @@ its default, and "hg config" knows them
   >     print(name, default, 'documented' if ok else 'MISSING')
   > print(len(paras), 'options in the help')
   > PY
-  background-close auto documented
+  background-write auto documented
   buffer-size 1MB documented
-  close-sample 8 documented
-  close-threads 0 documented
-  close-timeout 5s documented
   compress-ahead no documented
   durable no documented
-  max-close-threads 256 documented
-  max-pending-closes 256 documented
+  file-sample 8 documented
+  max-pending-files 256 documented
+  max-write-threads 256 documented
   memory-budget 64MB documented
   mmap-populate auto documented
   mmap-populate-threshold 1MB documented
+  pending-timeout 5s documented
   probe-max-age 7d documented
   read-buffer 1MB documented
   report no documented
-  slow-close-threshold 50us documented
+  slow-file-threshold 50us documented
   stream-writer yes documented
   write-buffer 1MB documented
+  write-threads 0 documented
   18 options in the help
 
   $ grep -E '^(What|Bundle|Serving|Writing|Durable|Populating|Checking|Configuration)' help.txt
@@ -76,24 +76,24 @@ the option that turns it off, the report, and fresh servers' first requests
   single call
 
   $ hg config --exp-all-known fastio
-  fastio.background-close=auto
+  fastio.background-write=auto
   fastio.buffer-size=1MB
-  fastio.close-sample=8
-  fastio.close-threads=0
-  fastio.close-timeout=5s
   fastio.compress-ahead=False
   fastio.durable=False
-  fastio.max-close-threads=256
-  fastio.max-pending-closes=256
+  fastio.file-sample=8
+  fastio.max-pending-files=256
+  fastio.max-write-threads=256
   fastio.memory-budget=64MB
   fastio.mmap-populate=auto
   fastio.mmap-populate-threshold=1MB
+  fastio.pending-timeout=5s
   fastio.probe-max-age=7d
   fastio.read-buffer=1MB
   fastio.report=False
-  fastio.slow-close-threshold=50us
+  fastio.slow-file-threshold=50us
   fastio.stream-writer=True
   fastio.write-buffer=1MB
+  fastio.write-threads=0
   $ hg config fastio
   [1]
   $ hg config fastio --config fastio.report=yes

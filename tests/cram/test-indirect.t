@@ -69,7 +69,7 @@ closed in the background)
   > EOF
   $ rm server-err
   $ hgserve -p $HGPORT1 --web-conf web.conf --config extensions.tee_err=tee_err.py \
-  >   --config fastio.report=yes --config fastio.background-close=always
+  >   --config fastio.report=yes --config fastio.background-write=always
   $ hg -R src push -q http://localhost:$HGPORT1/a > push-a.out 2>&1 &
   $ hg -R src push -q http://localhost:$HGPORT1/b > push-b.out 2>&1 &
   $ wait
@@ -141,7 +141,7 @@ Another extension's command calling exchange.pull
 hg update writes the working copy through vfs.backgroundclosing: the
 extension's file writer, closing in the background when asked to
 
-  $ hg -R via update -q $ON --config fastio.background-close=always 2>&1 \
+  $ hg -R via update -q $ON --config fastio.background-write=always 2>&1 \
   >   | grep -E '^fastio: (working|files|closes)'
   fastio: working copy files
   fastio: files written: 24
@@ -166,7 +166,7 @@ and each store is the one stock writes
   $ hg -R many-stock unbundle -q $STOCK many.hg
   $ for r in t1 t2 t3; do
   >   hg init $r
-  >   printf '[fastio]\nreport = yes\nbackground-close = always\n' >> $r/.hg/hgrc
+  >   printf '[fastio]\nreport = yes\nbackground-write = always\n' >> $r/.hg/hgrc
   > done
   $ "$PYTHON" "$TESTDIR/../helpers/threadapply.py" many.hg t1 t2 t3 \
   >   | grep -E '^(t[123]|fastio: (changegroup|files written|closes)|at the same|.* failed)'

@@ -28,7 +28,7 @@ directories, empty)
   >   rm -rf dest; if [ $3 = empty ]; then hg init dest; else cp -a $3 dest; fi
   >   listing dest > before
   >   LD_PRELOAD="$TESTTMP/delay.so $PRELOAD" FASTIO_CLOSE_DELAY_US=2000 \
-  >     "$PYTHON" "$TESTDIR/../helpers/sigdefault.py" hg -R dest unbundle -q $2 ${OPTS:---config fastio.background-close=never} > out 2>&1 &
+  >     "$PYTHON" "$TESTDIR/../helpers/sigdefault.py" hg -R dest unbundle -q $2 ${OPTS:---config fastio.background-write=never} > out 2>&1 &
   >   pid=$!
   >   n=0; while [ ! -L dest/.hg/store/lock ] && [ $n -lt 1000 ]; do sleep 0.01; n=$((n+1)); done
   >   sleep 0.5
@@ -78,7 +78,7 @@ the file, not after it (then the file would keep it)
   >   for mode in never always; do
   >     rm -rf dest; cp -a base dest; listing dest > before
   >     FASTIO_SIGNAL=$sig FASTIO_SIGNAL_BEFORE_CLOSE=data/d05/f00875.i \
-  >       hg -R dest unbundle -q cg-base0.hg --config fastio.background-close=$mode \
+  >       hg -R dest unbundle -q cg-base0.hg --config fastio.background-write=$mode \
   >       --config extensions.sig="$TESTDIR/../helpers/signalat.py" > out 2>&1
   >     HOW="$mode: " outcome $sig cg-base0.hg $?
   >   done
@@ -150,12 +150,12 @@ The signal right after a file is opened, before the writer hands its
 descriptor over (tests/helpers/signalat.py sends it from os.open: Python
 runs the handler as the open returns), then from outside as above.  New
 files are opened on the applying thread when it writes them itself
-(fastio.background-close=never); in the background the file writer's
+(fastio.background-write=never); in the background the file writer's
 threads make them
 
   $ inhand() {
   >   rm -rf dest; hg init dest; listing dest > before
-  >   opts="--config fastio.background-close=never"
+  >   opts="--config fastio.background-write=never"
   >   LD_PRELOAD="$TESTTMP/delay.so $PRELOAD" FASTIO_CLOSE_DELAY_US=2000 \
   >   FASTIO_SIGNAL=$1 FASTIO_SIGNAL_AFTER_OPEN=data/d05/f00305.i \
   >     hg -R dest unbundle -q $2 $opts \
@@ -165,7 +165,7 @@ threads make them
 (two closing threads, not more: the apply must last past the signal)
 
   $ export PRELOAD="$TESTTMP/winlock.so"
-  $ export OPTS="--config fastio.background-close=always --config fastio.close-threads=2"
+  $ export OPTS="--config fastio.background-write=always --config fastio.write-threads=2"
   $ for how in inhand interrupt; do
   >   for sig in INT TERM; do
   >     HOW="$how: " $how $sig v2.hg empty
@@ -201,7 +201,7 @@ A hook that fails after the changegroup is applied: rolled back as cleanly
 
   $ rm -rf dest; hg init dest; listing dest > before
   $ LD_PRELOAD="$TESTTMP/delay.so $PRELOAD" FASTIO_CLOSE_DELAY_US=2000 \
-  >   hg -R dest unbundle -q cg.hg --config fastio.background-close=always \
+  >   hg -R dest unbundle -q cg.hg --config fastio.background-write=always \
   >   --config hooks.pretxnchangegroup=false > out 2>&1; outcome hook cg.hg $?
   hook cg.hg: exit 255
   abort: pretxnchangegroup hook exited with status 1

@@ -31,7 +31,7 @@ apply path.
   $ shared v2; hg -R v2 unbundle -q v2.hg
   $ shared v3; hg -R v3 unbundle -q v3.hg --config experimental.stream-v3=yes
   $ shared cg; hg -R cg unbundle -q cg.hg
-  $ shared cg1; hg -R cg1 unbundle -q cg1.hg --config fastio.background-close=always
+  $ shared cg1; hg -R cg1 unbundle -q cg1.hg --config fastio.background-write=always
   $ shared http; hg -R http pull -q http://localhost:$HGPORT
   $ shared ssh; hg -R ssh pull -q ssh://user@dummy/src
   $ for r in v1 v2 v3 cg cg1 http ssh; do wrongmodes $r; hg -R $r verify -q; done

@@ -8,7 +8,7 @@ and the narrow stream clone too.  Stores are compared with stock's.
   > [extensions]
   > narrow=
   > [fastio]
-  > background-close = always
+  > background-write = always
   > EOF
   $ STOCK="--config extensions.fastio=!"
 

@@ -24,7 +24,7 @@ nothing; with every close on the threads, that read would wait for all.)
   > EOF
   $ slow() {
   >   LD_PRELOAD="$TESTTMP/latency.so" FASTIO_DELAY_CREATE_US=20000 FASTIO_CLOSE_DELAY_US=20000 "$@" \
-  >     --config fastio.max-close-threads=3
+  >     --config fastio.max-write-threads=3
   > }
 
 An unbundle into an empty repository (its changelog is written to

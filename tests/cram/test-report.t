@@ -51,7 +51,7 @@ store's requires and the transaction's undo files
 The checkout after a clone gets its own section: the files of the working
 copy, with their bytes
 
-  $ hg clone --config fastio.report=yes --config fastio.background-close=always --config fastio.close-threads=2 clone wc 2>&1 | grep -v -e '^updating' -e 'files updated'
+  $ hg clone --config fastio.report=yes --config fastio.background-write=always --config fastio.write-threads=2 clone wc 2>&1 | grep -v -e '^updating' -e 'files updated'
   fastio: working copy files
   fastio: files written: 24
   fastio: bytes written: * (glob)
@@ -82,7 +82,7 @@ background
   $ cat >> applied/.hg/hgrc <<EOF2
   > [fastio]
   > report = yes
-  > background-close = always
+  > background-write = always
   > EOF2
   $ hg -R applied unbundle -q v2.hg 2>&1 | grep -E '^fastio: (files|closes|closing)'
   fastio: files written: 30
@@ -113,7 +113,7 @@ shows a "closing files" progress bar
   fastio: closing: auto: background, cached close latency * us (glob)
 
   $ hg init drain
-  $ LD_PRELOAD=$TESTTMP/closedelay.so FASTIO_CLOSE_DELAY_US=60000 hg -R drain unbundle -q v2.hg --debug --config progress.debug=yes --config fastio.background-close=always --config fastio.close-threads=1 2>&1 | sed -n 's#^closing files: \([0-9]*\)/\([0-9]*\) files .*#\1 \2#p' > closing
+  $ LD_PRELOAD=$TESTTMP/closedelay.so FASTIO_CLOSE_DELAY_US=60000 hg -R drain unbundle -q v2.hg --debug --config progress.debug=yes --config fastio.background-write=always --config fastio.write-threads=1 2>&1 | sed -n 's#^closing files: \([0-9]*\)/\([0-9]*\) files .*#\1 \2#p' > closing
   $ "$PYTHON" - <<'EOF'
   > updates = [tuple(map(int, line.split())) for line in open("closing")]
   > closed = [n for n, __ in updates]

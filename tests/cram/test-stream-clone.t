@@ -101,12 +101,12 @@ Stock's threaded stream consumer option still works
 The closer forced on and off gives the same store
 
   $ hg init forced-on
-  $ hg -R forced-on unbundle -q v2.hg --config fastio.background-close=always --config fastio.report=yes 2>&1 | grep -E '^fastio: closes'
+  $ hg -R forced-on unbundle -q v2.hg --config fastio.background-write=always --config fastio.report=yes 2>&1 | grep -E '^fastio: closes'
   fastio: closes: 30, in background: 30, threads: * (glob)
   $ storecompare src forced-on
   stores identical: 29 files
   $ hg init forced-off
-  $ hg -R forced-off unbundle -q v2.hg --config fastio.background-close=never
+  $ hg -R forced-off unbundle -q v2.hg --config fastio.background-write=never
   $ storecompare src forced-off
   stores identical: 29 files
 
@@ -143,7 +143,7 @@ releases with the store's mode too)
 A checkout uses the extension's closer for Mercurial's backgroundclosing
 (forced to the background here by a zero threshold)
 
-  $ hg clone -q --debug --config fastio.slow-close-threshold=0ns --config worker.enabled=no applied-v2 checkout 2>&1 | grep '^fastio:'
+  $ hg clone -q --debug --config fastio.slow-file-threshold=0ns --config worker.enabled=no applied-v2 checkout 2>&1 | grep '^fastio:'
   fastio: median close * us over * files, writing in background with * threads (glob)
   $ hg -R checkout status
   $ hg -R checkout diff -r tip --stat

@@ -30,16 +30,16 @@ HUGE = str(10**12)
 # (option, lowest allowed value, smallest useful value, huge value): the
 # ranges the extension's help documents
 OPTIONS = (
-    ("fastio.close-threads", 0, "1", HUGE),
-    ("fastio.max-close-threads", 1, "1", HUGE),
-    ("fastio.max-pending-closes", 1, "1", HUGE),
-    ("fastio.close-sample", 1, "1", HUGE),
+    ("fastio.write-threads", 0, "1", HUGE),
+    ("fastio.max-write-threads", 1, "1", HUGE),
+    ("fastio.max-pending-files", 1, "1", HUGE),
+    ("fastio.file-sample", 1, "1", HUGE),
     ("fastio.buffer-size", 64 * 1024, "64KB", "1000GB"),
     ("fastio.read-buffer", 0, "4KB", "1000GB"),
     ("fastio.write-buffer", 0, "4KB", "1000GB"),
     ("fastio.memory-budget", 1, "64KB", "1000GB"),
-    ("fastio.slow-close-threshold", 0, "1ns", HUGE),
-    ("fastio.close-timeout", 0, "1ms", HUGE),
+    ("fastio.slow-file-threshold", 0, "1ns", HUGE),
+    ("fastio.pending-timeout", 0, "1ms", HUGE),
     ("fastio.probe-max-age", 0, "1s", HUGE),
     ("fastio.mmap-populate-threshold", 0, "4KB", "1000GB"),
     ("devel.fastio.mmap-thread-nice", 0, "1", HUGE),
@@ -50,12 +50,12 @@ PATHS = ("stream", "changegroup")
 # starts are sized from the latency (a stream's new files go to threads in
 # auto mode at once on a machine of two cores)
 MODES = (
-    ("auto", ("fastio.background-close=auto",), PATHS),
-    ("always", ("fastio.background-close=always",), PATHS),
-    ("never", ("fastio.background-close=never",), PATHS),
+    ("auto", ("fastio.background-write=auto",), PATHS),
+    ("always", ("fastio.background-write=always",), PATHS),
+    ("never", ("fastio.background-write=never",), PATHS),
     (
         "slow",
-        ("fastio.background-close=auto", "fastio.slow-close-threshold=0"),
+        ("fastio.background-write=auto", "fastio.slow-file-threshold=0"),
         ("changegroup",),
     ),
 )

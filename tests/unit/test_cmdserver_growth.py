@@ -20,7 +20,7 @@ FILES = 300
 MARGIN_KIB = 3 * 1024
 # every apply through the writer's threads, as on a slow filesystem (on
 # tmpfs auto mode writes most files inline)
-THREADED = "[fastio]\nbackground-close = always\nclose-threads = 8\n"
+THREADED = "[fastio]\nbackground-write = always\nwrite-threads = 8\n"
 
 
 def late_growth(rows):

@@ -26,6 +26,7 @@ from mercurial import (  # noqa: E402
 )
 
 from hgext3rd.fastio import compat
+from hgext3rd.fastio.txn import storenames
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +84,7 @@ def test_apply_parameters_as_gates_reads_them():
 
 
 def test_vfs_attributes(repo):
-    rawvfs = compat.encoder(repo.svfs)[1]
+    rawvfs = storenames.encoder(repo.svfs)[1]
     assert callable(compat.path_checker(rawvfs))
     assert "_trustnlink" in vars(rawvfs)
     rawvfs.createmode = 0o42770
@@ -129,7 +130,7 @@ def test_a_store_that_is_not_a_revlog_is_left_to_stock(repo):
 
 
 def test_store_encoding_attributes(repo):
-    encode, rawvfs = compat.encoder(repo.svfs)
+    encode, rawvfs = storenames.encoder(repo.svfs)
     assert encode(b"data/UPPER.i") == b"data/_u_p_p_e_r.i"
     assert rawvfs.join(b"x") == repo.svfs.vfs.join(b"x")
     assert getattr(store, "_fncachevfs", None) is not None
@@ -139,7 +140,7 @@ def test_store_encoding_attributes(repo):
 
     suffix.filter_name = b"suffix"  # 7.2 names its filters
     filtered = vfsmod.filtervfs(rawvfs, suffix)
-    assert compat.encoder(filtered)[0](b"a") == b"a.x"
+    assert storenames.encoder(filtered)[0](b"a") == b"a.x"
 
 
 def test_wrapped_file():
@@ -183,3 +184,58 @@ def test_stream_and_config_internals(repo):
 def test_a_moved_method_is_reported(monkeypatch):
     monkeypatch.delattr(vfsmod.vfs, "_fixfilemode")
     assert "vfs._fixfilemode is missing" in compat.changegroup_internals()
+
+
+def _release():
+    from mercurial import util
+
+    return util.versiontuple(n=2)
+
+
+def test_release_shims_say_their_releases(repo):
+    # each shim's tag (``# hg <= X.Y (X.Y+1 ...)``) is what the release
+    # under test does
+    from mercurial import util
+
+    release = _release()
+    mmapread = getattr(util.mmapread, "_origfunc", util.mmapread)
+    assert compat.mmapread_has_populate(mmapread) == (release >= (6, 9))
+    assert compat.mmap_index_option() == (
+        b"storage.revlog.mmap.index"
+        if release >= (6, 9)
+        else b"experimental.mmapindexthreshold"
+    )
+    assert compat.v2_end_read_before_report() == (release >= (7, 0))
+    assert compat._config_registered(
+        repo.ui, b"worker", b"parallel-stream-bundle-processing"
+    ) == (release >= (7, 0))
+    assert hasattr(store.basicstore, "fileindex") == (release >= (7, 2))
+    assert hasattr(repo.svfs, "base") == (release >= (7, 2))
+    assert compat.store_path(repo) == repo.svfs.vfs.base
+    module, name = compat.clone_function()
+    assert module.__name__.endswith(
+        "cmd_impls.clone" if release >= (7, 2) else "mercurial.hg"
+    )
+    assert compat.mmap_index_threshold(repo.svfs) is not None
+
+
+def test_every_shim_is_tagged_with_its_releases():
+    # what the module's docstring promises: one search per release finds
+    # every shim that serves only it
+    import re
+
+    with open(compat.__file__.replace(".pyc", ".py")) as fh:
+        source = fh.read()
+    sections = re.split(r"^# == ", source, flags=re.M)[1:]
+    checked = 0
+    for section in sections:
+        tag = re.match(r"hg <= (\d+\.\d+) ", section)
+        if tag is None:
+            continue
+        for match in re.finditer(r"^(.*)\ndef (\w+)", section, re.M):
+            before, name = match.groups()
+            if name.startswith("_"):
+                continue
+            assert before.startswith("# hg <= %s (" % tag.group(1)), name
+            checked += 1
+    assert checked >= 10

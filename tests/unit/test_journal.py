@@ -1,4 +1,4 @@
-"""``compat.journal_new_files`` journals as ``tr.add`` does, on the release
+"""``txn/journal.new_files`` journals as ``tr.add`` does, on the release
 under test: the same journal bytes and the same in-memory transaction
 state, with one write instead of one per file; and it steps aside (calls
 ``tr.add``) whenever the transaction is not Mercurial's own, untouched."""
@@ -13,7 +13,7 @@ sys.path.insert(0, ROOT)
 
 from mercurial import extensions, hg, transaction, ui as uimod  # noqa: E402
 
-from hgext3rd.fastio import compat
+from hgext3rd.fastio.txn import journal
 
 NAMES = [b"data/a/f%d.i" % i for i in range(20)] + [
     b"data/a/f3.i",  # twice in one batch
@@ -95,8 +95,8 @@ def test_same_journal_and_state_as_tr_add(open_transaction):
     for name in NAMES:
         stock.add(name, 0)
     before = fast._file.writes
-    compat.journal_new_files(fast, NAMES[:10])
-    compat.journal_new_files(fast, NAMES[10:])
+    journal.new_files(fast, NAMES[:10])
+    journal.new_files(fast, NAMES[10:])
     stock._file.flush()
     assert _journal(fast_repo) == _journal(stock_repo)
     assert b"data/a/f0.i\x000\n" in _journal(fast_repo)
@@ -116,7 +116,7 @@ def test_a_wrapped_add_is_called(open_transaction):
 
     extensions.wrapfunction(transaction.transaction, "add", add)
     try:
-        compat.journal_new_files(tr, [b"data/x.i", b"data/y.i"])
+        journal.new_files(tr, [b"data/x.i", b"data/y.i"])
     finally:
         extensions.unwrapfunction(transaction.transaction, "add", add)
     assert seen == [b"data/x.i", b"data/y.i"]
@@ -127,14 +127,14 @@ def test_an_instance_override_is_called(open_transaction):
     repo, tr = open_transaction("instance")
     seen = []
     tr.add = lambda name, offset: seen.append(name)
-    compat.journal_new_files(tr, [b"data/x.i"])
+    journal.new_files(tr, [b"data/x.i"])
     assert seen == [b"data/x.i"]
 
 
 def test_a_group_is_left_to_tr_add(open_transaction):
     repo, tr = open_transaction("group")
     tr.startgroup()
-    compat.journal_new_files(tr, [b"data/x.i"])
+    journal.new_files(tr, [b"data/x.i"])
     assert b"data/x.i" not in _journal(repo)
     tr.endgroup()
     assert b"data/x.i\x000\n" in _journal(repo)

@@ -24,7 +24,7 @@ def hg(*args, mode=None, cwd=None):
         # (a changegroup of one changeset goes through the writer too)
         cmd += ["--config", "extensions.fastio=%s" % EXTPATH]
         cmd += ["--config", "devel.fastio.small-applies=no"]
-        cmd += ["--config", "fastio.background-close=%s" % mode]
+        cmd += ["--config", "fastio.background-write=%s" % mode]
     out = subprocess.run(
         cmd + list(args), cwd=cwd, env=env, capture_output=True, text=True
     )

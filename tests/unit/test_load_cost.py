@@ -165,7 +165,7 @@ NOT_FOR_ONE_CHANGESET = APPLY_MACHINERY | {
     "hgext_fastio.apply.storewriter",
     "hgext_fastio.apply.prescan",
     "hgext_fastio.apply.prefetch",
-    "hgext_fastio.sessions",
+    "hgext_fastio.mmap.sessions",
     "hgext_fastio.mmap.mmappolicy",
     "hgext_fastio.mmap._populate",
 }
@@ -202,18 +202,29 @@ def test_one_changeset_unbundle_loads_what_it_uses(repo, tmp_path, small_applies
         assert APPLY_MACHINERY <= added, sorted(APPLY_MACHINERY - added)
 
 
-def test_modes_spelled_out_in_config_are_the_writers():
-    # config reads modes without loading the file writer
+def test_config_loads_no_mechanism():
+    # config is the bottom layer: the mechanisms import it, never the
+    # reverse (and take the option values from it)
+    code = (
+        "import sys; sys.path.insert(0, %r)\n"
+        "from hgext3rd.fastio import config\n"
+        "print(sorted(m for m in sys.modules if m.startswith('hgext3rd.fastio.')))\n"
+        % ROOT
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "['hgext3rd.fastio.config']", out
     sys.path.insert(0, ROOT)
     from hgext3rd.fastio import config
     from hgext3rd.fastio.writer import filewriter
 
-    writer_modes = {
-        filewriter.MODE_AUTO,
-        filewriter.MODE_ALWAYS,
-        filewriter.MODE_NEVER,
+    assert filewriter.MODE_AUTO is config.MODE_AUTO
+    assert set(config.MODE_NAMES.values()) == {
+        config.MODE_AUTO,
+        config.MODE_ALWAYS,
+        config.MODE_NEVER,
     }
-    assert set(config._MODES.values()) == writer_modes
 
 
 CENSUS = os.path.join(ROOT, "tests", "helpers", "exitcensus.py")

@@ -1,5 +1,5 @@
 """Resource bounds of a stream apply: open descriptors within
-``fastio.max-pending-closes`` + 16 with background closing forced on (and
+``fastio.max-pending-files`` + 16 with background closing forced on (and
 closes made slow, so that they pile up), and memory flat in the number of
 files (2k against 8k files of the same total size)."""
 
@@ -94,11 +94,11 @@ def apply(tmp, env, bundle, extra=(), preload=None, delay_us=300):
 
 BOUNDED = [
     "--config",
-    "fastio.background-close=always",
+    "fastio.background-write=always",
     "--config",
-    "fastio.max-pending-closes=%d" % MAX_PENDING,
+    "fastio.max-pending-files=%d" % MAX_PENDING,
     "--config",
-    "fastio.max-close-threads=%d" % (4 * MAX_PENDING),
+    "fastio.max-write-threads=%d" % (4 * MAX_PENDING),
 ]
 
 

@@ -73,16 +73,16 @@ def test_dirs_and_files_written(tmp_path, monkeypatch, kind):
 # the pool refused to start above its bound ("bad pool size")
 ALWAYS, AUTO = filewriter.MODE_ALWAYS, filewriter.MODE_AUTO
 BOUNDS = {
-    "always, max-close-threads=1": (ALWAYS, dict(max_threads=1)),
-    "always, max-pending-closes=1": (ALWAYS, dict(max_pending=1)),
-    "always, max-close-threads=3": (ALWAYS, dict(max_threads=3)),
-    "always, close-threads=9, max-pending-closes=2": (
+    "always, max-write-threads=1": (ALWAYS, dict(max_threads=1)),
+    "always, max-pending-files=1": (ALWAYS, dict(max_pending=1)),
+    "always, max-write-threads=3": (ALWAYS, dict(max_threads=3)),
+    "always, write-threads=9, max-pending-files=2": (
         ALWAYS,
         dict(threads=9, max_pending=2),
     ),
-    "auto, close-threads=1": (AUTO, dict(threads=1)),
-    "auto, max-close-threads=1": (AUTO, dict(max_threads=1)),
-    "auto, max-pending-closes=1": (AUTO, dict(max_pending=1)),
+    "auto, write-threads=1": (AUTO, dict(threads=1)),
+    "auto, max-write-threads=1": (AUTO, dict(max_threads=1)),
+    "auto, max-pending-files=1": (AUTO, dict(max_pending=1)),
 }
 
 

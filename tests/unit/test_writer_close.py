@@ -138,7 +138,7 @@ def test_mixed_window_waits_for_all_samples():
 
 
 def test_fixed_threads_above_the_bound(tmp_path):
-    # fastio.close-threads=8 with fastio.max-close-threads=2: 8 it is
+    # fastio.write-threads=8 with fastio.max-write-threads=2: 8 it is
     c = filewriter.FileWriter(mode=filewriter.MODE_ALWAYS, threads=8, max_threads=2)
     with c:
         for i in range(40):

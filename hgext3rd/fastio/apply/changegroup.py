@@ -79,13 +79,15 @@ def engaged(operation, run, unpacker, repo, tr):
     settings = config.settings(repo.ui)
     from mercurial import bundle2
     from . import buffers, compressors, precompress, revlogwriter
-    from ..txn import newpaths
+    from ..txn import newpaths, storenames
     from ..diag import report
+    from ..writer import filewriter
 
     stats = report.OperationStats(operation)
-    tuning = settings.tuning(repo.ui, repo.vfs, compat.store_path(repo))
-    file_writer = settings.make_file_writer(repo.ui, stats.filewriter, tuning)
-    encode, rawvfs = compat.encoder(repo.svfs)
+    file_writer = filewriter.for_operation(
+        repo.ui, settings, stats.filewriter, repo.vfs, compat.store_path(repo)
+    )
+    encode, rawvfs = storenames.encoder(repo.svfs)
     opener = revlogwriter.RevlogOpener(
         rawvfs,
         file_writer,

@@ -25,7 +25,7 @@ from mercurial.i18n import _
 from mercurial import error, pycompat, util
 
 from .. import compat
-from ..txn import newpaths
+from ..txn import journal as txn_journal, newpaths, storenames
 from ..diag import report
 from ..writer import signals
 
@@ -99,7 +99,7 @@ class _Target:
         self.is_store = is_store
         # store encoding then the raw vfs: what ``vfs.join`` does, in two
         # steps, so that the auditor sees the relative encoded path
-        self.encode, rawvfs = compat.encoder(vfs)
+        self.encode, rawvfs = storenames.encoder(vfs)
         # rawvfs.join(p) is prefix + p for the relative encoded paths here
         self.prefix = rawvfs.join(b"x")[:-1]
         self.base = rawvfs.join(None)
@@ -190,7 +190,7 @@ class StoreWriter:
             else:
                 outside.append(place.path)
         if journal:
-            compat.journal_new_files(self._tr, journal)
+            txn_journal.new_files(self._tr, journal)
         if outside:
             self._new_paths.record(files=outside)
         return dirs

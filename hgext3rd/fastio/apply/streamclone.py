@@ -24,9 +24,9 @@ from . import buffers, prefetch, prescan, storewriter
 from .. import compat, config
 from ..txn import durable
 from ..diag import report
+from ..writer import filewriter
 
 _SRC_STORE = b"s"
-_SRC_CACHE = b"c"
 
 # progress bars are updated after this many bytes (per-file updates cost more
 # than writing a small file)
@@ -72,12 +72,14 @@ class _Application:
         repo = self.repo
         with repo.transaction(b"clone") as tr:
             durable.request(repo, tr, self.settings, stream=True)
-            tuning = self.settings.tuning(self.ui, repo.vfs, compat.store_path(repo))
+            store_path = compat.store_path(repo)
             targets = self.targets()
-            file_writer = self.settings.make_file_writer(
+            file_writer = filewriter.for_operation(
                 self.ui,
+                self.settings,
                 self.stats.filewriter,
-                tuning,
+                repo.vfs,
+                store_path,
                 expectedcount=self.expected_files,
                 destinations=len(targets) if self.expected_files < 0 else 1,
             )

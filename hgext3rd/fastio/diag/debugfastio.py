@@ -83,6 +83,9 @@ def _settings_lines(ui):
             value = b"yes" if value else b"no"
         value = pycompat.bytestr(value)
         source = ui.configsource(config.SECTION, name)
+        old = config.OLD_NAMES.get(name)
+        if not source and old is not None:
+            source = ui.configsource(config.SECTION, old)
         suffix = b" (default)" if not source else b""
         out.append(b"  %s: %s%s\n" % (name, value, suffix))
     return out
@@ -97,8 +100,8 @@ def _auto_choice(settings, median_ns):
             median_ns // 1000,
             threshold // 1000,
         )
-    threads = settings.close_threads or filewriter.threads_for_latency(
-        median_ns, filewriter.ASSUMED_PRODUCE_NS, settings.max_close_threads
+    threads = settings.write_threads or filewriter.threads_for_latency(
+        median_ns, filewriter.ASSUMED_PRODUCE_NS, settings.max_write_threads
     )
     return _(
         b"close in background, starting with %d threads "
@@ -157,8 +160,11 @@ def run(ui, repo, **opts):
     ui.write(
         _(b"auto mode would: %s\n") % _auto_choice(settings, result.slower_median_ns)
     )
-    if settings.close_mode != filewriter.MODE_AUTO:
-        ui.write(_(b"in effect: %s (fastio.background-close)\n") % settings.close_mode)
+    if settings.write_mode != config.MODE_AUTO:
+        ui.write(
+            _(b"in effect: %s (fastio.%s)\n")
+            % (settings.write_mode, config.option_name(ui, b"background-write"))
+        )
     if opts.get("no_cache"):
         return 0
     if not settings.probe_max_age_s:

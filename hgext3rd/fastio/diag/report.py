@@ -4,9 +4,10 @@ Every line starts with ``fastio:`` and goes to stderr, so that scripts parsing
 Mercurial's output are not affected.
 """
 
-from mercurial import configitems, util
+from mercurial import util
 from mercurial.utils import stringutil
 
+from .. import compat
 from ..writer import filewriter
 from ..mmap import mmappolicy
 
@@ -31,21 +32,13 @@ class OperationStats:
 
 def mmap_policy(svfs):
     """Which revlog indexes Mercurial maps in a store (the extension's
-    policy decides only how mappings are populated).  Reads the
-    option under its name in each release (``storage.revlog.mmap.index``
-    from 7.0, ``experimental.mmapindexthreshold`` before)."""
-    options = getattr(svfs, "options", None)
-    if options is None:
+    policy decides only how mappings are populated), and the option, under
+    its name in the running release, that says so."""
+    found = compat.mmap_index_threshold(svfs)
+    if found is None:
         return None
-    data_config = options.get(b"data-config")
-    if data_config is not None:
-        threshold = getattr(data_config, "mmap_index_threshold", None)
-    else:
-        threshold = options.get(b"mmapindexthreshold")
-    if b"revlog.mmap.index" in configitems.coreitems.get(b"storage", {}):
-        option = b"storage.revlog.mmap.index"
-    else:
-        option = b"experimental.mmapindexthreshold"
+    (threshold,) = found
+    option = compat.mmap_index_option()
     if threshold is None:
         return b"none (Mercurial's %s is off)" % option
     return b"Mercurial's, revlog indexes of %s or more (%s)" % (

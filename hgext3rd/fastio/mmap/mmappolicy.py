@@ -22,23 +22,23 @@ when a command ends are stopped and joined (``end_command``): no thread
 outlives a command, as chg and the command server run many in a process.
 """
 
+import mmap
 import threading
 import time
 
-from .. import MMAP_POLICIES, compat, map_outside_policy, map_unpopulated
+from .. import compat, config, map_outside_policy, map_unpopulated
 
 try:
     from . import _populate
 except ImportError:  # built without a compiler
     _populate = None
 
-NEVER = b"never"
-ALWAYS = b"always"
-BACKGROUND = b"background"
-AUTO = b"auto"
+NEVER = config.MMAP_NEVER
+ALWAYS = config.MMAP_ALWAYS
+BACKGROUND = config.MMAP_BACKGROUND
+AUTO = config.MMAP_AUTO
 STOCK = b"stock"
-# (the values __init__ reads for the mappings outside any policy)
-POLICIES = MMAP_POLICIES
+POLICIES = config.MMAP_POLICIES
 
 DEFAULT_THRESHOLD = 1 << 20
 
@@ -89,6 +89,17 @@ class Stats:
         self.methods.add(METHOD_NAMES.get(method, b"?"))
         if stopped or err:
             self.stopped += 1
+
+
+def configured(ui):
+    """The population policy ``ui``'s configuration asks for."""
+    policy = Policy(
+        config.mmap_populate(ui),
+        config.mmap_populate_threshold(ui),
+        HELPER_CHOICES.get(config.mmap_helper(ui), 0),
+    )
+    policy.thread_nice = config.mmap_thread_nice(ui)
+    return policy
 
 
 class Policy:
@@ -328,7 +339,7 @@ def _map_now(session, orig, fp, size):
             session.debug(b"populating failed: %s" % _exc_bytes(exc))
     else:
         # every page read once, in C (a slice of the mapping)
-        data[:: compat.PAGE_SIZE]
+        data[:: mmap.PAGESIZE]
         session.stats.methods.add(b"a read per page (pure)")
     return data
 

@@ -13,7 +13,7 @@ the others).
 
 import threading
 
-from .. import config, running_command
+from .. import running_command
 from . import mmappolicy
 
 _stop_at_exit = []
@@ -42,7 +42,7 @@ def _begin(command):
         atexit.register(mmappolicy.stop_everything)
         _stop_at_exit.append(True)
     ui = command.ui
-    command.session = mmappolicy.begin_command(ui, lambda: config.mmap_policy(ui))
+    command.session = mmappolicy.begin_command(ui, lambda: mmappolicy.configured(ui))
 
 
 def mmapread(orig, fp, size=None, pre_populate=True):

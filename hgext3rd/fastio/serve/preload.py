@@ -94,8 +94,9 @@ def load_everything():
     for info in pkgutil.walk_packages([here], package + "."):
         if _load(info.name, loaded):
             loaded.extension += 1
-    # hgweb's modules: a function may import one (6.7's request.py imports
-    # wsgiheaders as a request starts), out of reach of the loop below
+    # hgweb's modules: a function may import one (6.7 to 7.1's request.py
+    # imports wsgiheaders as a request starts), out of reach of the loop
+    # below
     from mercurial import hgweb
 
     for info in pkgutil.iter_modules(hgweb.__path__):

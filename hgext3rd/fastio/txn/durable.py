@@ -41,9 +41,6 @@ from mercurial.utils import stringutil
 from .. import compat, config, wiring
 from . import newpaths
 
-METHOD_SYNCFS = b"syncfs"
-METHOD_FSYNC = b"fsync"
-
 
 def _wire(ui):
     """Whether transactions call back before removing the journal (wired
@@ -149,9 +146,9 @@ class _Flush:
     def _run(self, fsync_each, what_for, roots=()):
         start = util.timer()
         syncfs = None
-        if self._method != METHOD_FSYNC:
+        if self._method != config.DURABLE_FSYNC:
             syncfs = _syncfs_function()
-        if syncfs is None and self._method == METHOD_SYNCFS:
+        if syncfs is None and self._method == config.DURABLE_SYNCFS:
             raise error.Abort(_(b"fastio.durable: syncfs is not available here"))
         try:
             if syncfs is not None:

@@ -40,6 +40,7 @@ import weakref
 from mercurial import util
 
 from .. import compat
+from . import storenames
 
 # the list's name: this prefix and a random token (hex)
 LIST_PREFIX = b"fastio-newpaths-"
@@ -76,7 +77,7 @@ class NewPaths:
         # the transaction (and stock's ``transaction.__del__``, which aborts
         # a transaction dropped with its journal, would never run)
         self._tr = weakref.ref(tr)
-        self._rawstore = compat.encoder(repo.svfs)[1]
+        self._rawstore = storenames.encoder(repo.svfs)[1]
         self._plain = repo.vfs
         self._roots = {STORE: _root(self._rawstore), PLAIN: _root(repo.vfs)}
         self._list = None
@@ -222,7 +223,7 @@ def read_leftovers(vfsmap, backup_entries):
         if header is None or header.group(1) != match.group(1):
             continue
         roots = {
-            STORE: _root(compat.encoder(storevfs)[1]),
+            STORE: _root(storenames.encoder(storevfs)[1]),
             PLAIN: _root(plainvfs),
         }
         dirs, files = _entries(data[header.end() :], roots)

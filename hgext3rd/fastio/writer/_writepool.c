@@ -6,7 +6,7 @@
  * closes of 1 ms each).  close_all() closes the whole batch in C and
  * reports every failure, so no error is lost.
  *
- * Optional: closer.py falls back to os.close when this is not built.
+ * Optional: writethreads.py falls back to os.close when this is not built.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -145,7 +145,7 @@ error:
  * process (a generation counter bumped by a pthread_atfork handler) and
  * raises RuntimeError in a child; a child's copy of a Core is never freed.
  *
- * POSIX threads only; on Windows closer.py uses its Python threads.
+ * POSIX threads only; on Windows writethreads.py does the work.
  */
 #include <fcntl.h>
 #include <sched.h>

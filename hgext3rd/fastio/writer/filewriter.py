@@ -31,7 +31,7 @@ Interrupts.  Every wait (for room, :meth:`~FileWriter.drain`,
 :meth:`~FileWriter.finish`) is made of short steps, so that a Ctrl-C or a
 SIGTERM is handled within a tenth of a second.  When an exception (an
 interrupt or any other) leaves the operation, ``finish`` waits for the
-pending closes at most ``close_timeout`` seconds (``fastio.close-timeout``):
+pending closes at most ``close_timeout`` seconds (``fastio.pending-timeout``):
 a close that has not returned by then (a hard-mounted NFS server that
 stopped answering) is abandoned, and the command aborts with the number of
 such files and the name of one (a warning only, when the exception leaving
@@ -59,13 +59,10 @@ import weakref
 from mercurial.i18n import _
 from mercurial import error
 
+from ..config import MODE_ALWAYS, MODE_AUTO, MODE_NEVER
 from . import writeinline, writepool, writethreads
 from .signals import hold
 from .writestrategy import Context, FirstFailure, close_now, describe
-
-MODE_AUTO = b"auto"
-MODE_ALWAYS = b"always"
-MODE_NEVER = b"never"
 
 
 def _cpu_count():
@@ -90,7 +87,7 @@ _perf_ns = time.perf_counter_ns
 PROGRESS_AFTER_S = 1.0
 # longest wait between two looks at signals (and at the progress bar)
 _STEP_S = 0.1
-# fastio.close-timeout's default: how long pending closes get once an
+# fastio.pending-timeout's default: how long pending closes get once an
 # exception (a Ctrl-C, a failure) leaves the operation
 CLOSE_TIMEOUT_S = 5.0
 # time to produce one file (open, write, journal) assumed when the latency
@@ -156,7 +153,7 @@ class FileWriter:
         mode=MODE_AUTO,
         threshold_ns=50000,
         threads=0,
-        max_threads=128,
+        max_threads=256,
         max_pending=256,
         window=8,
         stats=None,
@@ -638,3 +635,41 @@ class FileWriter:
 
     def __exit__(self, exc_type, exc_value, tb):
         self.finish(raise_errors=exc_type is None)
+
+
+def for_operation(
+    ui, settings, stats=None, repovfs=None, path=None, expectedcount=-1, destinations=1
+):
+    """The file writer of an operation writing ``expectedcount`` files (-1:
+    unknown) into ``destinations`` vfs (stock starts a closer, and says so
+    under --debug, for each), with the ``config.Settings`` of ``ui``;
+    ``repovfs`` and ``path`` (where it writes) find auto mode's cached
+    latency (``diag/autotune``)."""
+    mode, threads = settings.write_mode, settings.write_threads
+    tuning = None
+    if mode == MODE_AUTO and settings.probe_max_age_s and repovfs is not None and path:
+        from ..diag import autotune
+
+        tuning = autotune.Tuning(ui, repovfs, path, settings.probe_max_age_s)
+    if settings.stock_close is not None:
+        tuning = None
+        threads, minfilecount = settings.stock_close
+        if 0 < expectedcount < minfilecount:
+            mode = MODE_NEVER
+        else:
+            mode = MODE_ALWAYS
+            for __ in range(destinations):
+                ui.debug(b"starting %d threads for background file closing\n" % threads)
+    return FileWriter(
+        ui=ui,
+        mode=mode,
+        threshold_ns=settings.threshold_ns,
+        threads=threads,
+        max_threads=settings.max_write_threads,
+        max_pending=settings.max_pending,
+        window=settings.file_sample,
+        stats=stats,
+        initial_latency_ns=tuning and tuning.initial_latency_ns,
+        close_timeout=settings.pending_timeout_s,
+        budget=settings.memory_budget,
+    )

@@ -18,6 +18,7 @@ from mercurial import util
 
 from .. import compat, config, wiring
 from ..diag import report
+from . import filewriter
 
 # the vfs whose backgroundclosing block is being entered: stock makes its
 # closer (ours, below) while entering, on the main thread only
@@ -35,10 +36,14 @@ class FileCloserForBlock:
         repovfs, svfs, role = getattr(target, "_fastio_repo", (None, None, b"files"))
         self._settings = settings = config.settings(ui)
         base = getattr(getattr(target, "vfs", target), "base", None)
-        tuning = settings.tuning(ui, repovfs, base) if base else None
         self._stats = report.OperationStats(role, svfs)
-        self._writer = settings.make_file_writer(
-            ui, self._stats.filewriter, tuning, expectedcount=expectedcount
+        self._writer = filewriter.for_operation(
+            ui,
+            settings,
+            self._stats.filewriter,
+            repovfs,
+            base,
+            expectedcount=expectedcount,
         )
         # counted only for the report
         self._written = self._stats.writer if settings.report else None

@@ -1,6 +1,6 @@
 """Writing files on the applying thread: a :class:`~.filewriter.FileWriter`
 starts so (auto mode times these steps to decide whether threads pay), and
-stays so with ``fastio.background-close=never``.
+stays so with ``fastio.background-write=never``.
 
 A new file is created with ``O_EXCL``, given its mode, written and handed to
 the writer's ``close``; the signals of :mod:`.signals` are held from the

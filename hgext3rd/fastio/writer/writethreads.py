@@ -7,7 +7,7 @@ each, so that a thread takes the GIL once for the lot.  A thread closes a
 batch of descriptors with ``_writepool.close_all`` (the GIL released once)
 when it is built, else one ``os.close`` each; it makes a new file (create,
 write, close) with one system call after the other, each releasing the
-GIL.  When the tasks pending reach the bound (``fastio.max-pending-closes``,
+GIL.  When the tasks pending reach the bound (``fastio.max-pending-files``,
 counted with the C pool's), one more thread starts (unless the count is
 fixed) and the applying thread does the batch's tasks itself until there is
 room.
