@@ -168,5 +168,13 @@ bench-durable: $(STAMP)
 	$(BIN)/python bench/durablebench.py --files $(DURABLE_FILES) \
 	  --runs $(DURABLE_RUNS) --dir $(DURABLE_DIR)
 
+# the C helpers built in place, for the extension enabled by path from
+# this checkout (PYTHON: the Python that runs hg; setup.py needs a
+# setuptools newer than most systems', hence a venv of its own)
+helpers:
+	$(PYTHON) -m venv build/helpers-venv
+	build/helpers-venv/bin/python -m pip install -q "setuptools>=77"
+	build/helpers-venv/bin/python setup.py -q build_ext --inplace
+
 clean:
 	rm -rf .venv-hg* bench/build build .pytest_cache
