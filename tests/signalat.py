@@ -57,7 +57,7 @@ def uisetup(ui):
         except KeyError:
             pass  # stock alone
         else:
-            revlogwriter = importlib.import_module(package + ".revlogwriter")
+            revlogwriter = importlib.import_module(package + ".apply.revlogwriter")
             classes += [revlogwriter._HandOffFile, revlogwriter._HandOffProxy]
         for cls in classes:
             cls.close = _signalling_close(cls.close)
