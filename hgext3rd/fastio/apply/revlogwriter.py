@@ -442,10 +442,7 @@ class RevlogOpener:
                     file_mode,
                     self._new_handle,
                     None,
-                    f,
-                    path,
-                    writer,
-                    _perf_ns(),
+                    (f, path, writer, _perf_ns()),
                 )
             except FileExistsError:
                 # stock unlinks it first (breaking hardlinks): let it
@@ -455,7 +452,7 @@ class RevlogOpener:
                 self._note_new_dirs(dirname)
                 util.makedirs(dirname, vfs.createmode, kwargs.get("notindexed"))
                 fh = create(
-                    f, flags, file_mode, self._new_handle, None, f, path, None, 0
+                    f, flags, file_mode, self._new_handle, None, (f, path, None, 0)
                 )
                 self._new_dirs[posixpath.dirname(path)] = {path}
             else:
@@ -479,13 +476,21 @@ class RevlogOpener:
         self._count_file(path)
         return fh
 
-    def _new_handle(self, fd, f, key, writer, start):
-        """The hand-over of a new file created here (it owns ``fd``):
-        its handle; the create timed from ``start`` for auto mode, which
-        weighs creates with closes (``writer`` None: not timed)."""
+    def _new_handle(self, fd, new):
+        """The hand-over of a new file created by :meth:`_open_fast` (it
+        owns ``fd``): its handle.  ``new`` is ``(f, key, writer, start)``:
+        the create timed from ``start`` for auto mode, which weighs creates
+        with closes (``writer`` None: not timed)."""
+        f, key, writer, start = new
         if writer is not None:
             writer.note_create(_perf_ns() - start)
         return self._handle(fd, f, key, 0)
+
+    def _spilled_handle(self, fd, spilled):
+        """The hand-over of :meth:`_create_now` (it owns ``fd``): its
+        handle, ``spilled`` (``(f, key, content)``) written."""
+        f, key, content = spilled
+        return self._handle(fd, f, key, 0, content)
 
     def _handle(self, fd, f, key, start, content=b""):
         """A buffered handle on descriptor ``fd`` (file ``f``, ``key`` here,
@@ -563,12 +568,9 @@ class RevlogOpener:
             f,
             newfile.FLAGS_READ_WRITE,
             self._create_mode,
-            self._handle,
+            self._spilled_handle,
             None,
-            f,
-            key,
-            0,
-            content,
+            (f, key, content),
         )
 
     def _hand_off_new(self, key, f, content):

@@ -82,8 +82,8 @@ def check_name(name):
             raise bad_name(name, _(b"a name the fastio extension keeps"))
 
 
-def _create_failed(exc, place, *rest):
-    return write_error(place.name, exc)
+def _create_failed(exc, large):
+    return write_error(large[0].name, exc)
 
 
 def write_error(name, exc):
@@ -265,13 +265,12 @@ class StoreWriter:
             place.target.file_mode,
             self._copy_large,
             _create_failed,
-            place,
-            size,
-            copy,
+            (place, size, copy),
         )
 
-    def _copy_large(self, fd, place, size, copy):
+    def _copy_large(self, fd, large):
         """The hand-over of a large file (it owns ``fd``)."""
+        place, size, copy = large
         try:
             # not held while the copy waits for the source (a stalled
             # server): a signal raises as it comes, the descriptor is

@@ -42,9 +42,10 @@ def _median_p90(samples):
     )
 
 
-def _write_close(fd, data, start, creates, closes):
+def _write_close(fd, probe):
     """The hand-over of a probe's file (it owns ``fd``): the create timed,
     the file written and closed, the close timed."""
+    data, start, creates, closes = probe
     perf = time.perf_counter_ns
     creates.append(perf() - start)
     try:
@@ -76,10 +77,7 @@ def measure(where, count, size=DEFAULT_SIZE):
                 -1,
                 _write_close,
                 None,
-                data,
-                perf(),
-                creates,
-                closes,
+                (data, perf(), creates, closes),
             )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -125,14 +125,14 @@ class NewPaths:
         path = self._plain.join(name)
         mode = compat.forced_file_mode(self._plain)
         newfile.create(
-            path, newfile.FLAGS, -1 if mode is None else mode, self._adopt, None
+            path, newfile.FLAGS, -1 if mode is None else mode, self._adopt, None, None
         )
         self._list.write(b"fastio-newpaths 2 %s %d\n" % (token, self._since_ns))
         tr.addabort(b"fastio-newpaths", self._abort)
         # closed before Mercurial removes it (Windows)
         tr.addfinalize(b"fastio-newpaths", self._close)
 
-    def _adopt(self, fd):
+    def _adopt(self, fd, __):
         """The hand-over of the new list (it owns ``fd``)."""
         try:
             self._since_ns = os.fstat(fd).st_ctime_ns

@@ -26,15 +26,17 @@ FLAGS = os.O_WRONLY | _NEW
 FLAGS_READ_WRITE = os.O_RDWR | _NEW
 
 
-def create(path, flags, mode, hand_over, failed, *args):
+def create(path, flags, mode, hand_over, failed, arg):
     """Create the new file ``path`` (``flags``: :data:`FLAGS` or
     :data:`FLAGS_READ_WRITE`), give it ``mode`` unless -1 (the mode the vfs
-    gives: ``compat.forced_file_mode``), and call ``hand_over(fd, *args)``;
-    return what it returns.  Signals are held from before the open until
-    ``hand_over`` returns or raises; one that came meanwhile is raised then.
+    gives: ``compat.forced_file_mode``), and call ``hand_over(fd, arg)``;
+    return what it returns.  ``arg`` is what the hand-over needs (a tuple
+    when it is several things: one argument keeps the calls of this hot
+    path cheap).  Signals are held from before the open until ``hand_over``
+    returns or raises; one that came meanwhile is raised then.
 
     An ``OSError`` of the open or the chmod leaves no descriptor open and
-    raises ``failed(exc, *args)`` (the caller's error naming the file), or
+    raises ``failed(exc, arg)`` (the caller's error naming the file), or
     itself when ``failed`` is None.  From its call on, ``hand_over`` owns
     the descriptor: it closes it or gives it to its owner (a file writer, a
     file object) also when it raises, and what it raises goes through as
@@ -53,8 +55,8 @@ def create(path, flags, mode, hand_over, failed, *args):
         except OSError as exc:
             if failed is None:
                 raise
-            raise failed(exc, *args)
-        return hand_over(fd, *args)
+            raise failed(exc, arg)
+        return hand_over(fd, arg)
     finally:
         hold_.depth -= 1
         if hold_.pending:

@@ -33,26 +33,17 @@ def make_dirs(dirs):
 def write_file(path, data, mode, name, note_create, close):
     """Create ``path``, tell ``note_create`` how long that took, write
     ``data`` and give the descriptor to ``close(fd, name)``."""
-    create(
-        path,
-        FLAGS,
-        mode,
-        _write,
-        _create_failed,
-        data,
-        name,
-        note_create,
-        close,
-        _perf_ns(),
-    )
+    task = (data, name, note_create, close, _perf_ns())
+    create(path, FLAGS, mode, _write, _create_failed, task)
 
 
-def _create_failed(exc, data, name, *rest):
-    return step_error(STEP_CREATE, name, exc)
+def _create_failed(exc, task):
+    return step_error(STEP_CREATE, task[1], exc)
 
 
-def _write(fd, data, name, note_create, close, start):
+def _write(fd, task):
     """The hand-over of :func:`write_file` (it owns ``fd``)."""
+    data, name, note_create, close, start = task
     note_create(_perf_ns() - start)
     try:
         if data:
