@@ -4,8 +4,8 @@ measurement, nothing else.
 :func:`measure` creates ``count`` small files in a fresh temporary directory
 below ``where``, writes each and times its create and ``close()`` (the same
 create (``writer.newfile``), ``os.write`` and ``os.close`` the store writer
-does), then removes the files and the directory, also when a step fails.  No Mercurial command
-code here: ``debugfastio`` and ``autotune`` use it.
+does), then removes the files and the directory, also when a step fails.
+No Mercurial command code here: ``debugfastio`` and ``autotune`` use it.
 """
 
 import os
