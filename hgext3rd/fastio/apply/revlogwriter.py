@@ -12,9 +12,10 @@ duration of one changegroup application:
   or its read just failed) without trying to open it: the revlog of a new
   file reads its index and opens it ``r+`` before it creates it
   (``known_absent``, asked by the changegroup wiring);
-- creates a new file with one exclusive open (``O_EXCL`` proves it did not
-  exist, which is all stock's ``unlink`` is for), making its directories only
-  when that open says they are missing;
+- creates a new file with one open that refuses an existing file
+  (``writer.newfile``: that proves it did not exist, which is all stock's
+  ``unlink`` is for), making its directories only when that open says they
+  are missing;
 - opens an existing file once and reads its link count from that descriptor
   (a hardlinked file still goes through stock's copy-on-write);
 - hands every write handle to a :class:`~.filewriter.FileWriter` when the
@@ -45,7 +46,7 @@ import weakref
 from mercurial import pycompat, util, vfs as vfsmod
 
 from .. import compat
-from ..writer import filewriter, signals
+from ..writer import filewriter, newfile, signals
 
 # signals wait while a descriptor is between its open and the file writer
 _hold = signals.hold
@@ -53,7 +54,6 @@ _hold = signals.hold
 _perf_ns = time.perf_counter_ns
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_EXISTING = os.O_RDWR | _O_CLOEXEC
-_O_NEW = os.O_RDWR | os.O_CREAT | os.O_EXCL | _O_CLOEXEC
 
 # the modes revlogs write with, after stock's appending of "b"
 _APPEND = 1
@@ -279,7 +279,10 @@ class RevlogOpener:
     ):
         self.vfs = vfs
         self._check_path = compat.path_checker(vfs)
-        self._file_mode = compat.forced_file_mode(vfs)
+        # the mode stock's vfs gives a new file, for newfile and the file
+        # writer (-1: the umask's)
+        mode = compat.forced_file_mode(vfs)
+        self._create_mode = -1 if mode is None else mode
         self._encode = encode
         # journals a new revlog file before it exists (see _journal_first)
         self._transaction = transaction
@@ -326,7 +329,8 @@ class RevlogOpener:
                 # a revlog opens a file it just failed to read for appending
                 # first, then creates it: spare the second failure
                 raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
-            # no signal raised while a descriptor is in hand (see signals)
+            # no signal raised while a descriptor is in hand (see signals;
+            # a new file's create holds them too, nested)
             hold = _hold
             fh = None
             hold.depth += 1
@@ -428,9 +432,18 @@ class RevlogOpener:
             if known_absent and writer is not None and writer.background:
                 # files are written in the background: this one too
                 return self._new_in_memory(path, f)
-            start = _perf_ns()
+            create = newfile.create
+            flags = newfile.FLAGS_READ_WRITE
+            file_mode = self._create_mode
             try:
-                fd = os.open(f, _O_NEW, 0o666)
+                fh = create(
+                    f,
+                    flags,
+                    file_mode,
+                    self._new_handle,
+                    None,
+                    (f, path, writer, _perf_ns()),
+                )
             except FileExistsError:
                 # stock unlinks it first (breaking hardlinks): let it
                 return None
@@ -438,22 +451,14 @@ class RevlogOpener:
                 dirname = os.path.dirname(f)
                 self._note_new_dirs(dirname)
                 util.makedirs(dirname, vfs.createmode, kwargs.get("notindexed"))
-                fd = os.open(f, _O_NEW, 0o666)
+                fh = create(
+                    f, flags, file_mode, self._new_handle, None, (f, path, None, 0)
+                )
                 self._new_dirs[posixpath.dirname(path)] = {path}
             else:
                 created = self._new_dirs.get(posixpath.dirname(path))
                 if created is not None:
                     created.add(path)
-                if writer is not None:
-                    # auto mode weighs creates with closes
-                    writer.note_create(_perf_ns() - start)
-            if self._file_mode is not None:
-                try:
-                    os.chmod(f, self._file_mode)
-                except BaseException:
-                    os.close(fd)
-                    raise
-            start = 0
         else:
             # a missing file raises FileNotFoundError, as stock does
             try:
@@ -467,10 +472,25 @@ class RevlogOpener:
             if st.st_nlink > 1 or not compat.trusts_link_count(vfs):
                 os.close(fd)
                 return None
-            start = st.st_size
-        fh = self._handle(fd, f, path, start)
+            fh = self._handle(fd, f, path, st.st_size)
         self._count_file(path)
         return fh
+
+    def _new_handle(self, fd, new):
+        """The hand-over of a new file created by :meth:`_open_fast` (it
+        owns ``fd``): its handle.  ``new`` is ``(f, key, writer, start)``:
+        the create timed from ``start`` for auto mode, which weighs creates
+        with closes (``writer`` None: not timed)."""
+        f, key, writer, start = new
+        if writer is not None:
+            writer.note_create(_perf_ns() - start)
+        return self._handle(fd, f, key, 0)
+
+    def _spilled_handle(self, fd, spilled):
+        """The hand-over of :meth:`_create_now` (it owns ``fd``): its
+        handle, ``spilled`` (``(f, key, content)``) written."""
+        f, key, content = spilled
+        return self._handle(fd, f, key, 0, content)
 
     def _handle(self, fd, f, key, start, content=b""):
         """A buffered handle on descriptor ``fd`` (file ``f``, ``key`` here,
@@ -544,28 +564,19 @@ class RevlogOpener:
         # its directory may be the file writer's to make: wait for it
         if self._file_writer is not None:
             self._file_writer.drain()
-        hold = _hold
-        hold.depth += 1
-        try:
-            fd = os.open(f, _O_NEW, 0o666)
-            if self._file_mode is not None:
-                try:
-                    os.chmod(f, self._file_mode)
-                except BaseException:
-                    os.close(fd)
-                    raise
-            fh = self._handle(fd, f, key, 0, content)
-        finally:
-            hold.depth -= 1
-            if hold.pending:
-                hold.deliver()
-        return fh
+        return newfile.create(
+            f,
+            newfile.FLAGS_READ_WRITE,
+            self._create_mode,
+            self._spilled_handle,
+            None,
+            (f, key, content),
+        )
 
     def _hand_off_new(self, key, f, content):
         """A file kept in memory is complete: to the file writer."""
         writer = self._file_writer
-        mode = -1 if self._file_mode is None else self._file_mode
-        new = (f, content, mode, key, os.path.dirname(f))
+        new = (f, content, self._create_mode, key, os.path.dirname(f))
         if writer is None:
             # closed after the operation ended
             with filewriter.FileWriter(mode=filewriter.MODE_NEVER) as inline:

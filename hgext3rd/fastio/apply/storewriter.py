@@ -6,7 +6,8 @@ operation creates none of that is needed, so a :class:`StoreWriter`:
 
 - remembers the directories it has seen, and which of them it created: a
   file in a directory created by this operation cannot exist yet, so it is
-  created with ``O_EXCL`` and no existence check;
+  created (by ``writer.newfile``, which refuses an existing file) with no
+  existence check;
 - writes contents with ``os.write`` straight from the bundle's buffer;
 - hands new files (and the descriptor of a large one) to a
   :class:`~.filewriter.FileWriter`.
@@ -27,13 +28,8 @@ from mercurial import error, pycompat, util
 from .. import compat
 from ..txn import journal as txn_journal, newpaths, storenames
 from ..diag import report
-from ..writer import signals
+from ..writer import newfile
 
-_O_BINARY = getattr(os, "O_BINARY", 0)
-_O_NOINHERIT = getattr(os, "O_NOINHERIT", 0) or getattr(os, "O_CLOEXEC", 0)
-_NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_NOINHERIT
-# signals wait while a descriptor is between its open and the file writer
-_hold = signals.hold
 # a file read as it comes is gathered up to this size, then written like
 # the files of a batch (larger ones are made here as they come)
 _GATHERED = 1 << 20
@@ -84,6 +80,10 @@ def check_name(name):
             raise bad_name(name, _(b"not a relative store path"))
         if _RESERVED_NAME.match(name) is not None:
             raise bad_name(name, _(b"a name the fastio extension keeps"))
+
+
+def _create_failed(exc, large):
+    return write_error(large[0].name, exc)
 
 
 def write_error(name, exc):
@@ -259,40 +259,31 @@ class StoreWriter:
         # made here, written as it comes: its directory must be there first
         self._file_writer.write_new(dirs, [])
         self._file_writer.drain()
-        hold = _hold
-        hold.depth += 1
+        newfile.create(
+            place.path,
+            newfile.FLAGS,
+            place.target.file_mode,
+            self._copy_large,
+            _create_failed,
+            (place, size, copy),
+        )
+
+    def _copy_large(self, fd, large):
+        """The hand-over of a large file (it owns ``fd``)."""
+        place, size, copy = large
         try:
-            try:
-                fd = os.open(place.path, _NEW_FLAGS, 0o666)
-            except OSError as exc:
-                raise write_error(place.name, exc)
-            try:
-                mode = place.target.file_mode
-                if mode >= 0:
-                    os.fchmod(fd, mode)
-                # not held while the copy waits for the source (a stalled
-                # server): a signal raises as it comes, the descriptor is
-                # closed below
-                hold.depth -= 1
-                try:
-                    if hold.pending:
-                        hold.deliver()
-                    copy(_writer(fd), size)
-                finally:
-                    hold.depth += 1
-            except OSError as exc:
-                os.close(fd)
-                raise write_error(place.name, exc)
-            except BaseException:
-                os.close(fd)
-                raise
-            self._file_writer.close(fd, place.name)
-        finally:
-            # a signal that came meanwhile is raised now, with the
-            # descriptor closed or the file writer's
-            hold.depth -= 1
-            if hold.pending:
-                hold.deliver()
+            # not held while the copy waits for the source (a stalled
+            # server): a signal raises as it comes, the descriptor is
+            # closed below
+            newfile.unheld(copy, _writer(fd), size)
+        except OSError as exc:
+            os.close(fd)
+            raise write_error(place.name, exc)
+        except BaseException:
+            os.close(fd)
+            raise
+        # a signal that came meanwhile is raised once the file writer has it
+        self._file_writer.close(fd, place.name)
 
     @staticmethod
     def _new_file(place, content):

@@ -2,10 +2,10 @@
 measurement, nothing else.
 
 :func:`measure` creates ``count`` small files in a fresh temporary directory
-below ``where``, writes each and times its ``open()`` and ``close()`` (the same
-``os.open``/``os.write``/``os.close`` the store writer does), then removes
-the files and the directory, also when a step fails.  No Mercurial command
-code here: ``debugfastio`` and ``autotune`` use it.
+below ``where``, writes each and times its create and ``close()`` (the same
+create (``writer.newfile``), ``os.write`` and ``os.close`` the store writer
+does), then removes the files and the directory, also when a step fails.
+No Mercurial command code here: ``debugfastio`` and ``autotune`` use it.
 """
 
 import os
@@ -13,9 +13,9 @@ import shutil
 import tempfile
 import time
 
-DEFAULT_SIZE = 4096
+from ..writer import newfile
 
-_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+DEFAULT_SIZE = 4096
 
 
 class ProbeResult:
@@ -42,6 +42,22 @@ def _median_p90(samples):
     )
 
 
+def _write_close(fd, probe):
+    """The hand-over of a probe's file (it owns ``fd``): the create timed,
+    the file written and closed, the close timed."""
+    data, start, creates, closes = probe
+    perf = time.perf_counter_ns
+    creates.append(perf() - start)
+    try:
+        os.write(fd, data)
+    except BaseException:
+        os.close(fd)
+        raise
+    before = perf()
+    os.close(fd)
+    closes.append(perf() - before)
+
+
 def measure(where, count, size=DEFAULT_SIZE):
     """Probe the filesystem of directory ``where`` (a ``str`` or ``bytes``
     path); return a :class:`ProbeResult`."""
@@ -55,17 +71,14 @@ def measure(where, count, size=DEFAULT_SIZE):
     try:
         for i in range(count):
             path = os.path.join(tmp, b"f%d" % i)
-            before = perf()
-            fd = os.open(path, _FLAGS, 0o666)
-            creates.append(perf() - before)
-            try:
-                os.write(fd, data)
-            except BaseException:
-                os.close(fd)
-                raise
-            before = perf()
-            os.close(fd)
-            closes.append(perf() - before)
+            newfile.create(
+                path,
+                newfile.FLAGS,
+                -1,
+                _write_close,
+                None,
+                (data, perf(), creates, closes),
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return ProbeResult(closes, creates, perf() - start, tmp)

@@ -11,8 +11,8 @@ The list is obeyed only where it can be trusted:
 
 - It is ``.hg/fastio-newpaths-<token>``, ``<token>`` random: in ``.hg``
   itself, where no stream, bundle or pull writes (streams write the store
-  and ``.hg/cache``), created with ``O_EXCL`` (never appended to a file
-  that was there), its first line naming the token again.
+  and ``.hg/cache``), created by ``writer.newfile`` (never appended to a
+  file that was there), its first line naming the token again.
 - It is a temporary file of its transaction (``tr.registertmp``, location
   ``plain``): the transaction's own journal (``journal.backupfiles``)
   names it, and Mercurial removes it when the transaction closes or rolls
@@ -41,6 +41,7 @@ from mercurial import util
 
 from .. import compat
 from . import storenames
+from ..writer import newfile
 
 # the list's name: this prefix and a random token (hex)
 LIST_PREFIX = b"fastio-newpaths-"
@@ -53,14 +54,6 @@ LOCATION = b"plain"
 STORE = b"store"
 PLAIN = b"plain"
 
-_O_NEW = (
-    os.O_WRONLY
-    | os.O_CREAT
-    | os.O_EXCL
-    | getattr(os, "O_BINARY", 0)
-    | getattr(os, "O_NOINHERIT", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-)
 _O_READ = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 # the one NewPaths of each running transaction (nested ones are the same
@@ -132,19 +125,22 @@ class NewPaths:
         # count and defer this file); a fixed name needs no audit
         path = self._plain.join(name)
         mode = compat.forced_file_mode(self._plain)
-        fd = os.open(path, _O_NEW, 0o666)
+        newfile.create(
+            path, newfile.FLAGS, -1 if mode is None else mode, self._adopt, None, None
+        )
+        self._list.write(b"fastio-newpaths 2 %s %d\n" % (token, self._since_ns))
+        tr.addabort(b"fastio-newpaths", self._abort)
+        # closed before Mercurial removes it (Windows)
+        tr.addfinalize(b"fastio-newpaths", self._close)
+
+    def _adopt(self, fd, __):
+        """The hand-over of the new list (it owns ``fd``)."""
         try:
-            if mode is not None:
-                os.chmod(path, mode)
             self._since_ns = os.fstat(fd).st_ctime_ns
             self._list = os.fdopen(fd, "wb")
         except BaseException:
             os.close(fd)
             raise
-        self._list.write(b"fastio-newpaths 2 %s %d\n" % (token, self._since_ns))
-        tr.addabort(b"fastio-newpaths", self._abort)
-        # closed before Mercurial removes it (Windows)
-        tr.addfinalize(b"fastio-newpaths", self._close)
 
     def _close(self, tr=None):
         if self._list is not None:

@@ -372,6 +372,7 @@ static int write_file(const char *path, const char *data, size_t len,
 {
 	int fd, err = 0;
 	*step = STEP_CREATE;
+	/* newfile.FLAGS: the Python creator's flags */
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return errno;

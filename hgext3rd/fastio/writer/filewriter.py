@@ -223,8 +223,8 @@ class FileWriter:
     def write_new(self, dirs, files):
         """Make the directories ``dirs`` (``(path, mode)``, outermost
         first) and the files ``files`` (``(path, data, mode, name,
-        directory)``: created with ``O_EXCL``, ``data`` written, closed).
-        ``mode`` is given with chmod unless -1.  Here, or on the pool's
+        directory)``: created as :mod:`.newfile` creates a file, ``data``
+        written, closed).  ``mode`` is given with chmod unless -1.  Here, or on the pool's
         threads when closing moved there (a directory's files wait for it).
 
         Everything about them must be journaled before this is called."""

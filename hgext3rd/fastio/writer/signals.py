@@ -6,8 +6,8 @@ handler raising there (Python runs handlers between any two bytecodes)
 would leave it open, and on Windows an open file can be neither removed nor
 renamed, so the rollback would fail.  Writers mark that window with
 :data:`hold` (``hold.depth += 1`` before the open; after the hand-over
-``hold.depth -= 1`` then ``hold.deliver()`` if ``hold.pending``): a file
-writer wraps the Python handlers of SIGINT, SIGTERM, SIGHUP and SIGBREAK so
+``hold.depth -= 1`` then ``hold.deliver()`` if ``hold.pending``; a new
+file's window is :func:`.newfile.create`'s): a file writer wraps the Python handlers of SIGINT, SIGTERM, SIGHUP and SIGBREAK so
 that a signal arriving in the window is raised once the descriptor is
 handed over.  A second signal in the window is raised at once.  A window
 never spans a wait for the source (a large file is copied as it comes with

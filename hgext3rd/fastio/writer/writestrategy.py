@@ -1,7 +1,7 @@
 """What the strategies of a :class:`~.filewriter.FileWriter` share.
 
 A file writer makes new files (their directories, then each file created
-with ``O_EXCL``, written and closed) and closes handles written elsewhere,
+by :mod:`.newfile`, written and closed) and closes handles written elsewhere,
 in one of three ways:
 
 - :mod:`.writeinline`: on the applying thread, one system call after the
@@ -27,10 +27,6 @@ from mercurial.i18n import _
 from mercurial import error, pycompat
 
 _os_close = os.close
-_O_BINARY = getattr(os, "O_BINARY", 0)
-_O_NOINHERIT = getattr(os, "O_NOINHERIT", 0) or getattr(os, "O_CLOEXEC", 0)
-# how a new file is created: it must not exist yet
-NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_NOINHERIT
 # the step of a new file's life that failed (the C pool's numbers)
 STEP_CLOSE, STEP_CREATE, STEP_WRITE, STEP_MODE, STEP_MKDIR = range(5)
 

@@ -23,8 +23,8 @@ from mercurial import error
 from . import writeinline
 from .signals import hold
 from .writepool import _writepool
+from .newfile import create_on_thread
 from .writestrategy import (
-    NEW_FLAGS,
     STEP_CLOSE,
     STEP_CREATE,
     STEP_WRITE,
@@ -245,14 +245,12 @@ class Threads(Background):
         worker.current = name
         # (on a thread no signal is raised: whatever raises is this file's)
         try:
-            fd = os.open(path, NEW_FLAGS, 0o666)
+            fd = create_on_thread(path, mode)
         except BaseException as exc:
             failures.record(name, step_error(STEP_CREATE, name, exc))
             return
         failure = None
         try:
-            if mode >= 0:
-                os.fchmod(fd, mode)
             written = 0
             while written < len(data):
                 written += os.write(fd, data[written:])
