@@ -550,7 +550,8 @@ def debugfastio_command(ui, repo, **opts):
     return implementation.run(ui, repo, **opts)
 
 
-# 6.7: util._re2_options appeared.  On an older Mercurial the extension asks
+# hg < 6.7 (6.7 added util._re2_options): kept here, not in compat, which
+# every command would then load.  util._re2_options appeared in 6.7.  On an older Mercurial the extension asks
 # for 6.7, and Mercurial disables it with its own message; on a supported
 # one the attribute is left out, which spares every command Mercurial's
 # check of it (it imports mercurial.__version__ and compiles a regular
@@ -634,7 +635,8 @@ def apply_updates(orig, *args, **kwargs):
 
 def hgweb_applications():
     """The application classes of hgweb (hgweb_mod, hgwebdir_mod, or from
-    7.2 the _inner modules they come from): their first request is
+    7.2 the _inner modules they come from: hg <= 7.1 and 7.2 alike, by the
+    names hgweb gives them): their first request is
     preceded by a preload once their module loads (``first_request`` must
     not run a lazy module's code in a request thread)."""
     from mercurial import hgweb
@@ -753,6 +755,8 @@ def _helper_built():
     return spec is not None
 
 
+# hg <= 6.8 (6.9 added pre_populate): here, not in compat, which every
+# command mapping a file would then load
 def map_unpopulated(orig, fp, size):
     """Stock's mapping of ``fp``, not populated: 7.2's ``pre_populate=False``,
     nothing on 6.7 (no such parameter), told from stock's function's code

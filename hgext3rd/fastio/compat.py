@@ -6,9 +6,10 @@ releases or reading Mercurial's private attributes itself.  The sections
 go by release: each shim is tagged with the releases it serves and what
 the next one changed (``# hg <= 6.8 (6.9 added ...)``).
 
-Dropping the releases up to X.Y: ``grep -n "hg <= X.Y" compat.py`` (and
+Dropping the releases up to X.Y: ``grep -rn "hg <= X.Y" hgext3rd`` (and
 the same for each older one still there) finds every shim that serves only
-them; keep the way of the newer releases, remove the rest and the
+them (here, and the few that load cost keeps where every command runs
+them: ``__init__.py``, ``wiring.py``, tagged the same way); keep the way of the newer releases, remove the rest and the
 section's header, then the ``testedwith`` of ``metadata.py``.  The section
 "every supported release" reads private attributes that 6.7 to 7.2 all
 have (``tests/unit/test_compat.py`` fails on a release that moves one); the

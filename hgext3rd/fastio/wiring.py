@@ -46,7 +46,8 @@ PARTS = {
     "command sessions": (AT_LOAD, "mercurial.dispatch", True),
     "background closes": (AT_LOAD, "mercurial.vfs", True),
     "background closer": (AT_FIRST_USE, "mercurial.vfs", False),
-    "checkout (6.7)": (AT_LOAD, "mercurial.merge", True),
+    # hg <= 7.1 (7.2 moved it to merge_utils.update.apply_updates)
+    "checkout (hg <= 7.1)": (AT_LOAD, "mercurial.merge", True),
     "checkout": (AT_LOAD, "mercurial.merge_utils.update", True),
     "checkout writes": (AT_FIRST_USE, "mercurial.util", False),
     "clone command": (AT_LOAD, "mercurial.commands", False),
@@ -88,7 +89,7 @@ WRAPS = (
     ("background closer", "=backgroundfilecloser",
      "writer.vfsclose:FileCloserForBlock",
      "the closer of every block backgroundclosing serves"),
-    ("checkout (6.7)", "applyupdates", ":apply_updates",
+    ("checkout (hg <= 7.1)", "applyupdates", ":apply_updates",
      "an update into a fresh working copy (hg clone, hg update from null)"),
     ("checkout", "apply_updates", ":apply_updates",
      "an update into a fresh working copy (hg clone, hg update from null)"),
