@@ -45,13 +45,7 @@ def create(path, flags, mode, hand_over, failed, arg):
     hold_.depth += 1
     try:
         try:
-            fd = os.open(path, flags, 0o666)
-            if mode >= 0:
-                try:
-                    os.fchmod(fd, mode)
-                except BaseException:
-                    os.close(fd)
-                    raise
+            fd = _open_new(path, flags, mode)
         except OSError as exc:
             if failed is None:
                 raise
@@ -82,7 +76,11 @@ def create_on_thread(path, mode):
     """The same create on a thread other than the main one (a file
     writer's): the descriptor, the caller's to close.  An ``OSError`` of
     the open or the chmod propagates, no descriptor left open."""
-    fd = os.open(path, FLAGS, 0o666)
+    return _open_new(path, FLAGS, mode)
+
+
+def _open_new(path, flags, mode):
+    fd = os.open(path, flags, 0o666)
     if mode >= 0:
         try:
             os.fchmod(fd, mode)
