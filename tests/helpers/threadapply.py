@@ -22,6 +22,13 @@ try:
 except ImportError:
     from mercurial.hg import repository
 
+try:
+    # 7.2 registers bundle2's part handlers (among others) there, as hg's
+    # dispatch and an hgweb server import it; 6.7 at bundle2's load
+    from mercurial import initialization  # noqa: F401
+except ImportError:
+    pass
+
 
 def main(bundle, paths):
     ui = uimod.ui.load()
