@@ -2,7 +2,8 @@
 
 From this checkout: an sdist and a wheel built by ``python -m build``
 (PEP 517, setuptools' backend, no deprecation warning), each installed by
-pip into a fresh virtualenv next to the Mercurial release under test, then
+pip into a virtualenv holding only the Mercurial release under test (and
+the builder; uninstalled again after each test), then
 ``[extensions] fastio =`` (found in the ``hgext3rd`` namespace) applies a
 stream bundle and a changegroup bundle.  The sdist is also installed with
 no working compiler: the C helpers are optional, and the extension then
@@ -57,7 +58,6 @@ def venv(tmp_path_factory):
 def dist(tmp_path_factory, venv):
     """The sdist and the wheel of this checkout, and the builder's output."""
     work = tmp_path_factory.mktemp("dist")
-    tool = venv
     # a copy without the build products of the working tree
     src = work / "src"
     shutil.copytree(
@@ -68,7 +68,7 @@ def dist(tmp_path_factory, venv):
         ),
     )
     out = run(
-        [str(tool / "bin" / "python"), "-m", "build", "-o", str(work / "out")],
+        [str(venv / "bin" / "python"), "-m", "build", "-o", str(work / "out")],
         cwd=str(src),
     )
     files = sorted(os.listdir(work / "out"))
