@@ -2,7 +2,8 @@
 
 From this checkout: an sdist and a wheel built by ``python -m build``
 (PEP 517, setuptools' backend, no deprecation warning), each installed by
-pip into a fresh virtualenv next to the Mercurial release under test, then
+pip into a virtualenv holding only the Mercurial release under test (and
+the builder; uninstalled again after each test), then
 ``[extensions] fastio =`` (found in the ``hgext3rd`` namespace) applies a
 stream bundle and a changegroup bundle.  The sdist is also installed with
 no working compiler: the C helpers are optional, and the extension then
@@ -34,12 +35,29 @@ def run(cmd, **kw):
 
 
 @pytest.fixture(scope="module")
-def dist(tmp_path_factory):
+def venv(tmp_path_factory):
+    """One virtualenv with the Mercurial release under test (and the
+    builder), shared by the build and the three installs, each taken out
+    again by pip after its test: a virtualenv and a Mercurial install cost
+    about 16 s each on the 2-core CI machine."""
+    venv = tmp_path_factory.mktemp("venv")
+    run([sys.executable, "-m", "venv", str(venv)])
+    run(
+        [
+            str(venv / "bin" / "pip"),
+            "install",
+            "-q",
+            "build",
+            "mercurial==%s" % hg_version(),
+        ]
+    )
+    return venv
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory, venv):
     """The sdist and the wheel of this checkout, and the builder's output."""
     work = tmp_path_factory.mktemp("dist")
-    tool = work / "tool"
-    run([sys.executable, "-m", "venv", str(tool)])
-    run([str(tool / "bin" / "pip"), "install", "-q", "build"])
     # a copy without the build products of the working tree
     src = work / "src"
     shutil.copytree(
@@ -50,7 +68,7 @@ def dist(tmp_path_factory):
         ),
     )
     out = run(
-        [str(tool / "bin" / "python"), "-m", "build", "-o", str(work / "out")],
+        [str(venv / "bin" / "python"), "-m", "build", "-o", str(work / "out")],
         cwd=str(src),
     )
     files = sorted(os.listdir(work / "out"))
@@ -79,11 +97,19 @@ def test_c_sources_are_in_the_sdist_not_in_the_wheel(dist):
     assert len([n for n in names if n.endswith(".so")]) == len(helpers)
 
 
-def install_and_use(tmp_path, package, env=None):
-    venv = tmp_path / "venv"
-    run([sys.executable, "-m", "venv", str(venv)])
+@pytest.fixture
+def installed(venv):
+    """The shared virtualenv, left as it was found: what a test installed
+    is uninstalled after it."""
     pip = str(venv / "bin" / "pip")
-    run([pip, "install", "-q", "mercurial==%s" % hg_version()])
+    before = run([pip, "freeze"]).stdout
+    yield venv
+    run([pip, "uninstall", "-q", "-y", "hg-fastio"])
+    assert run([pip, "freeze"]).stdout == before
+
+
+def install_and_use(tmp_path, venv, package, env=None):
+    pip = str(venv / "bin" / "pip")
     # no wheel cache: the sdist is built here, with the environment given
     run([pip, "install", "-q", "--no-cache-dir", str(package)], env=env)
     hg = str(venv / "bin" / "hg")
@@ -128,16 +154,16 @@ def away_from_checkout(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
 
 
-def test_wheel(dist, tmp_path):
-    assert install_and_use(tmp_path, dist[1]) == ["True", "True"]
+def test_wheel(dist, installed, tmp_path):
+    assert install_and_use(tmp_path, installed, dist[1]) == ["True", "True"]
 
 
-def test_sdist(dist, tmp_path):
-    assert install_and_use(tmp_path, dist[0]) == ["True", "True"]
+def test_sdist(dist, installed, tmp_path):
+    assert install_and_use(tmp_path, installed, dist[0]) == ["True", "True"]
 
 
-def test_sdist_without_a_compiler(dist, tmp_path):
+def test_sdist_without_a_compiler(dist, installed, tmp_path):
     env = dict(os.environ, CC="false", LDSHARED="false")
     # built from source with a compiler that always fails: no C helpers,
     # and every apply still works
-    assert install_and_use(tmp_path, dist[0], env=env) == ["False", "False"]
+    assert install_and_use(tmp_path, installed, dist[0], env=env) == ["False", "False"]
