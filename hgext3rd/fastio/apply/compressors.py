@@ -32,11 +32,10 @@ class _Sharing(threading.local):
 
 
 _sharing_here = _Sharing()
-# compressor classes whose compress looks for results made ahead
+# compressor classes whose compress looks for results made ahead (the
+# engines are wrapped, and classes claimed, through wiring, which does it
+# once however many request threads of a server ask)
 _claiming = set()
-# (the engines are wrapped, and classes claimed, by the first applies:
-# a server's request threads may be several)
-_lock = threading.Lock()
 
 
 def setup():
@@ -83,10 +82,9 @@ def _tagged(compressor, key):
     compressor._fastio_key = key
     cls = type(compressor)
     if cls not in _claiming:
-        with _lock:
-            if cls not in _claiming:
-                wiring.wire_found("shared compressors", cls, "compress", _compress)
-                _claiming.add(cls)
+        # (wired once: wire_found does nothing for a class it wrapped)
+        wiring.wire_found("shared compressors", cls, "compress", _compress)
+        _claiming.add(cls)
     return compressor
 
 
