@@ -108,7 +108,7 @@ def _is_small(args, kwargs):
         expected = kwargs["expectedtotal"]
     else:
         # apply(repo, tr, srctype, url, targetphase, expectedtotal, ...)
-        # in 6.7 to 7.2 (tests/test_compat.py; read here, not through
+        # in 6.7 to 7.2 (tests/unit/test_compat.py; read here, not through
         # compat, whose imports a small apply would pay for)
         expected = args[3] if len(args) > 3 else None
     return expected is not None and expected < SMALL_CHANGESETS

@@ -9,7 +9,7 @@ def new_files(tr, names):
     Only for Mercurial's own transaction, untouched: any other class, an
     ``add`` or ``_addentry`` wrapped or replaced (by another extension), a
     group being collected (``startgroup``), or internals that are not the
-    ones below get ``tr.add`` for each name.  ``tests/test_journal.py``
+    ones below get ``tr.add`` for each name.  ``tests/unit/test_journal.py``
     proves, on the release under test, that the journal and the whole
     in-memory state of the transaction are then exactly what ``tr.add``
     gives.
