@@ -57,8 +57,9 @@ UPSTREAM_JOBS ?= 3
 # seconds a test may take (run-tests.py's default: 360): CI runs these
 # beside the suites, on a shared machine; test-clonebundles.t and
 # test-strip.t took 393 s and 407 s there (21 s and 48 s of CPU) and were
-# failed as timed out; .ci/run renices them (5) for the suites' serial
-# phases: a guard against hangs only (the harness also scales its tests' own waits by it)
+# failed as timed out; .ci/run runs them niced (nice 5), so that a test
+# started with the suites gets less CPU until they end: a guard against
+# hangs only (the harness also scales its tests' own waits by it)
 UPSTREAM_TIMEOUT ?= 2400
 # base of the ports the harness gives its tests (its own default: 20059);
 # two runs on one machine need different ones
