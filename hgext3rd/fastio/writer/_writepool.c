@@ -122,8 +122,9 @@ error:
  * apply producing a file every 20 us) the hand-offs slow the main thread
  * more than the closes they spare it.  Here the main thread puts a
  * descriptor and its name in a ring of `capacity` slots (the bound on
- * pending closes) and goes on; the threads take them in order and record
- * each close's errno in its slot.  The main thread frees the slots (and
+ * pending closes) and goes on; the threads take them in order (but for
+ * the creates of a directory another thread is creating in: see the
+ * lanes) and record each task's errno in its slot.  The main thread frees the slots (and
  * keeps the first failure with its name) when it next submits or drains.
  *
  * Wake-ups cost a system call each, so the main thread makes as few as it
@@ -172,6 +173,8 @@ typedef struct {
 	int step; /* where err comes from */
 	int done;
 	int mode;	   /* TASK_FILE, TASK_DIR: chmod to this, or -1 */
+	int lane;	   /* TASK_FILE, TASK_DIR: its parent's lane; -1 none */
+	int taken;	   /* a thread runs it, or ran it */
 	size_t after;	   /* 1 + seq of the TASK_DIR this waits for, or 0 */
 	const char *path;  /* TASK_FILE, TASK_DIR: in `keep` */
 	const char *data;  /* TASK_FILE: the content, in `view` */
@@ -182,18 +185,30 @@ typedef struct {
 	int has_view;
 } Slot;
 
+/* Lanes: the kernel serializes the creates, mkdirs, unlinks and renames
+ * of one directory (its parent's i_rwsem, held across the lookup and the
+ * create, on NFS, SMB and FUSE alike), so threads creating files in the
+ * same directory wait for each other, a round trip after the other.  Every
+ * new file and directory belongs to the lane of its parent directory (a
+ * hash of the parent's path: two directories sharing a lane merely take
+ * turns), and at most one thread creates in a lane at a time; the others
+ * take the next task of another directory.  A lane is held only across
+ * the create (or mkdir): the write and the close, which the kernel does
+ * not serialize, overlap as before. */
+#define LANES 1024
+
 typedef struct {
 	pthread_mutex_t mu;
 	pthread_cond_t work; /* a slot was filled, or stopping */
 	pthread_cond_t room; /* a close finished, or a thread ended */
-	pthread_cond_t dirs; /* a directory task finished */
 	Slot *slots;
 	size_t capacity;  /* pending closes submit() waits below */
 	size_t ring;	  /* pending tasks of any kind, the same for all */
 	size_t nslots;	  /* ring + SPARE */
 	size_t closes;	  /* close tasks queued and not finished */
 	size_t head;	  /* slots filled so far */
-	size_t take;	  /* slots taken by threads */
+	size_t low;	  /* slots below it are all taken by threads */
+	size_t untaken;	  /* slots filled and not taken */
 	size_t reclaim;	  /* slots freed by the owner */
 	size_t completed; /* closes finished */
 	size_t peak;
@@ -212,6 +227,9 @@ typedef struct {
 	size_t peak_bytes;
 	size_t budget; /* submit_files() waits above this many bytes */
 	int failed;    /* a file or directory task failed: skip the others */
+	size_t blocked; /* tasks the filesystem kept waiting, since the last
+			 * thread added on the owner's request */
+	unsigned char creating[LANES]; /* a thread creates in this lane */
 } Core;
 
 typedef struct {
@@ -336,7 +354,6 @@ static void core_free(Core *c)
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->work);
 	pthread_cond_destroy(&c->room);
-	pthread_cond_destroy(&c->dirs);
 	free(c->slots);
 	free(c);
 }
@@ -366,16 +383,21 @@ static int task_done(Core *c, size_t seq)
 	return seq < c->reclaim || c->slots[seq % c->nslots].done;
 }
 
-/* create, fill and close one new file; 0 or errno, `*step` says where */
-static int write_file(const char *path, const char *data, size_t len,
-		      int mode, int *step)
+static void lane_release(Core *c, int lane);
+
+/* create, fill and close one new file; 0 or errno, `*step` says where;
+ * the lane is given back once the file exists */
+static int write_file(Core *c, int lane, const char *path, const char *data,
+		      size_t len, int mode, int *step)
 {
 	int fd, err = 0;
 	*step = STEP_CREATE;
 	/* newfile.FLAGS: the Python creator's flags */
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	err = fd < 0 ? errno : 0;
+	lane_release(c, lane);
 	if (fd < 0)
-		return errno;
+		return err;
 	if (mode >= 0 && fchmod(fd, (mode_t)mode) != 0) {
 		err = errno;
 		*step = STEP_MODE;
@@ -399,21 +421,75 @@ static int write_file(const char *path, const char *data, size_t len,
 	return err;
 }
 
-/* make one directory (its parent exists: its task came first) */
-static int make_dir(const char *path, int mode, int *step)
+/* make one directory (its parent exists: its task came first); the lane
+ * is given back once it exists */
+static int make_dir(Core *c, int lane, const char *path, int mode, int *step)
 {
 	struct stat st;
+	int rc, err;
 	*step = STEP_MKDIR;
-	if (mkdir(path, 0777) != 0) {
+	rc = mkdir(path, 0777);
+	err = errno;
+	lane_release(c, lane);
+	if (rc != 0) {
 		/* made meanwhile by someone else: a directory is all we need */
-		if (errno != EEXIST || stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-			return errno == EEXIST ? EEXIST : errno;
+		if (err != EEXIST || stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+			return err;
 	}
 	if (mode >= 0 && chmod(path, (mode_t)mode) != 0) {
 		*step = STEP_MODE;
 		return errno;
 	}
 	return 0;
+}
+
+/* wake an idle thread when there is work and no wake-up on its way;
+ * mutex held */
+static void wake_one(Core *c)
+{
+	if (c->idle && !c->waking && c->untaken) {
+		c->waking = 1;
+		pthread_cond_signal(&c->work);
+	}
+}
+
+/* the lane's create is done: a thread may create there again.  Without
+ * waiting for the mutex: a thread that waited here would count as one the
+ * filesystem kept waiting (and on a busy machine the holder may be
+ * preempted); when the mutex is busy, its holder or this thread, after its
+ * task, takes the lane's next task */
+static void lane_release(Core *c, int lane)
+{
+	if (lane < 0)
+		return;
+	__atomic_store_n(&c->creating[lane], 0, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&c->idle, __ATOMIC_RELAXED) &&
+	    pthread_mutex_trylock(&c->mu) == 0) {
+		wake_one(c);
+		pthread_mutex_unlock(&c->mu);
+	}
+}
+
+/* the first task a thread may take, or c->head: not taken, its directory
+ * made, no thread creating in its lane (tasks of one lane are taken in
+ * their order: the first of a free lane comes first); mutex held */
+static size_t next_task(Core *c)
+{
+	size_t seq;
+	while (c->low < c->head && c->slots[c->low % c->nslots].taken)
+		c->low++;
+	if (!c->untaken)
+		return c->head;
+	for (seq = c->low; seq < c->head; seq++) {
+		Slot *s = &c->slots[seq % c->nslots];
+		if (s->taken ||
+		    (s->lane >= 0 &&
+		     __atomic_load_n(&c->creating[s->lane], __ATOMIC_ACQUIRE)) ||
+		    (s->after && !task_done(c, s->after - 1)))
+			continue;
+		return seq;
+	}
+	return c->head;
 }
 
 static void *pool_worker(void *arg)
@@ -430,33 +506,34 @@ static void *pool_worker(void *arg)
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
 		size_t seq;
-		int err, step = STEP_CLOSE, kind, skip;
+		int err, step = STEP_CLOSE, kind, skip, lane;
 		long long began, took;
 		long sleeps;
 		int slept;
 		Slot *s;
-		while (c->take == c->head && !c->stopping) {
+		/* (stopping: the tasks left are all taken, or wait for a lane
+		 * or a directory that a running thread will give) */
+		while ((seq = next_task(c)) == c->head &&
+		       !(c->stopping && !c->untaken)) {
 			c->idle++;
 			pthread_cond_wait(&c->work, &c->mu);
 			c->idle--;
 			c->waking = 0;
 		}
-		if (c->take == c->head)
+		if (seq == c->head)
 			break;
-		seq = c->take++;
-		/* wake the next thread from here, not from the producer */
-		if (c->take != c->head && c->idle && !c->waking) {
-			c->waking = 1;
-			pthread_cond_signal(&c->work);
-		}
 		s = &c->slots[seq % c->nslots];
+		s->taken = 1;
+		c->untaken--;
 		kind = s->kind;
-		/* the directory comes first; its task was taken before this one */
-		while (s->after && !task_done(c, s->after - 1))
-			pthread_cond_wait(&c->dirs, &c->mu);
 		/* after a failure the operation is aborting: create nothing more
 		 * (a descriptor handed over is closed all the same) */
 		skip = kind != TASK_CLOSE && c->failed;
+		lane = skip || kind == TASK_CLOSE ? -1 : s->lane;
+		if (lane >= 0)
+			__atomic_store_n(&c->creating[lane], 1, __ATOMIC_RELAXED);
+		/* wake the next thread from here, not from the producer */
+		wake_one(c);
 		pthread_mutex_unlock(&c->mu);
 		began = now_ns();
 		sleeps = thread_sleeps();
@@ -465,17 +542,22 @@ static void *pool_worker(void *arg)
 		else if (kind == TASK_CLOSE)
 			err = close_fd(s->fd);
 		else if (kind == TASK_FILE)
-			err = write_file(s->path, s->data, s->len, s->mode, &step);
+			err = write_file(c, lane, s->path, s->data, s->len,
+					 s->mode, &step);
 		else
-			err = make_dir(s->path, s->mode, &step);
+			err = make_dir(c, lane, s->path, s->mode, &step);
 		took = now_ns() - began;
 		slept = thread_sleeps() != sleeps;
 		pthread_mutex_lock(&c->mu);
-		/* the filesystem kept this thread waiting while tasks queue up
-		 * and no thread is free: one more (a fast one never does) */
-		if (slept && took > GROW_BLOCKED_NS && c->take < c->head &&
-		    !c->idle)
-			pool_start_thread(c, 1);
+		/* the filesystem kept this thread waiting (it slept: a
+		 * preempted thread on a busy machine did not) while tasks it
+		 * could take queue up and no thread is free: one more (a fast
+		 * filesystem never does) */
+		if (slept && took > GROW_BLOCKED_NS) {
+			c->blocked++;
+			if (!c->idle && next_task(c) != c->head)
+				pool_start_thread(c, 1);
+		}
 		s->err = err;
 		s->step = skip ? -1 : step;
 		s->done = 1;
@@ -484,8 +566,9 @@ static void *pool_worker(void *arg)
 			c->closes--;
 		else if (err && !skip)
 			c->failed = 1;
+		/* its files may be taken now */
 		if (kind == TASK_DIR)
-			pthread_cond_broadcast(&c->dirs);
+			wake_one(c);
 		if (c->waiting && (c->head - c->completed <= c->wake_at ||
 				   (long)c->closes <= c->close_wake_at))
 			pthread_cond_signal(&c->room);
@@ -669,7 +752,7 @@ static PyObject *pool_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	c->refs = 1;
 	c->generation = fork_generation;
 	if (pthread_mutex_init(&c->mu, NULL) != 0 || cond_init(&c->work) != 0 ||
-	    cond_init(&c->room) != 0 || cond_init(&c->dirs) != 0) {
+	    cond_init(&c->room) != 0) {
 		/* (never seen: these allocate nothing on Linux) */
 		free(c->slots);
 		free(c);
@@ -831,15 +914,15 @@ static PyObject *pool_submit(Pool *p, PyObject *args)
 	s->fd = fd;
 	s->err = 0;
 	s->done = 0;
+	s->lane = -1;
+	s->taken = 0;
+	c->untaken++;
 	Py_INCREF(name);
 	s->name = name;
 	c->head++;
 	if (c->head - c->completed > c->peak)
 		c->peak = c->head - c->completed;
-	if (c->idle && !c->waking) {
-		c->waking = 1;
-		pthread_cond_signal(&c->work);
-	}
+	wake_one(c);
 	if (p->failure_name != NULL)
 		flags |= 2;
 	pthread_mutex_unlock(&c->mu);
@@ -860,6 +943,20 @@ PyDoc_STRVAR(submit_files_doc,
 	     "signals every 0.1 s (a handler that raises leaves the rest of "
 	     "the tasks unqueued).  After a failure, later files and "
 	     "directories are skipped.  Flags as submit().");
+
+/* the lane of the directory `path` is in (FNV-1a of its parent's path) */
+static int parent_lane(const char *path, Py_ssize_t len)
+{
+	unsigned int h = 2166136261u;
+	Py_ssize_t i, end = len;
+	while (end > 0 && path[end - 1] == '/')
+		end--;
+	while (end > 0 && path[end - 1] != '/')
+		end--;
+	for (i = 0; i < end; i++)
+		h = (h ^ (unsigned char)path[i]) * 16777619u;
+	return (int)(h % LANES);
+}
 
 static void task_drop(Slot *t)
 {
@@ -911,6 +1008,7 @@ static PyObject *pool_submit_files(Pool *p, PyObject *arg)
 		t->name = name;
 		t->mode = mode;
 		t->after = after < 0 ? 0 : (size_t)after + 1;
+		t->lane = parent_lane(t->path, PyBytes_GET_SIZE(path));
 		if (data == Py_None) {
 			t->kind = TASK_DIR;
 			continue;
@@ -933,10 +1031,7 @@ static PyObject *pool_submit_files(Pool *p, PyObject *arg)
 				flags |= 1;
 				start = now_ns();
 			}
-			if (c->idle && !c->waking) {
-				c->waking = 1;
-				pthread_cond_signal(&c->work);
-			}
+			wake_one(c);
 			/* back when an eighth of the ring is free, or at each
 			 * task done when content is what is short */
 			pool_wait(c,
@@ -968,6 +1063,8 @@ static PyObject *pool_submit_files(Pool *p, PyObject *arg)
 		*s = *t;
 		s->err = 0;
 		s->done = 0;
+		s->taken = 0;
+		c->untaken++;
 		/* the slot owns them now */
 		t->keep = t->name = NULL;
 		t->has_view = 0;
@@ -978,10 +1075,7 @@ static PyObject *pool_submit_files(Pool *p, PyObject *arg)
 		if (c->head - c->completed > c->peak)
 			c->peak = c->head - c->completed;
 	}
-	if (c->idle && !c->waking) {
-		c->waking = 1;
-		pthread_cond_signal(&c->work);
-	}
+	wake_one(c);
 	if (flags & 1)
 		p->wait_ns += now_ns() - start;
 	/* (a failure not reclaimed yet, behind a task that hangs, counts) */
@@ -1095,15 +1189,24 @@ static PyObject *pool_finish(Pool *p, PyObject *const *args, Py_ssize_t nargs)
 	return pool_wait_call(p, args, nargs, 1);
 }
 
-static PyObject *pool_add_thread(Pool *p, PyObject *unused)
+static PyObject *pool_add_thread(Pool *p, PyObject *args, PyObject *kw)
 {
+	static char *kwlist[] = {"only_if_blocked", NULL};
 	Core *c;
-	int rc, n;
-	if (pool_check(p) < 0)
+	int rc = 0, n, only_if_blocked = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|p", kwlist,
+					 &only_if_blocked) ||
+	    pool_check(p) < 0)
 		return NULL;
 	c = p->core;
 	pthread_mutex_lock(&c->mu);
-	rc = pool_start_thread(c, 0);
+	/* the owner waited for room: one more thread if the filesystem kept
+	 * the threads waiting since the last one; a busy CPU (threads that
+	 * run late, not threads that wait) is not helped by more of them */
+	if (c->blocked || !only_if_blocked) {
+		c->blocked = 0;
+		rc = pool_start_thread(c, 0);
+	}
 	n = c->running;
 	pthread_mutex_unlock(&c->mu);
 	if (rc != 0) {
@@ -1221,8 +1324,11 @@ static PyMethodDef pool_methods[] = {
 	 drain_doc},
 	{"finish", (PyCFunction)(void (*)(void))pool_finish, METH_FASTCALL,
 	 finish_doc},
-	{"add_thread", (PyCFunction)pool_add_thread, METH_NOARGS,
-	 "add_thread() -> threads\n\nOne more thread, up to max_threads."},
+	{"add_thread", (PyCFunction)(void (*)(void))pool_add_thread,
+	 METH_VARARGS | METH_KEYWORDS,
+	 "add_thread(only_if_blocked=False) -> threads\n\nOne more thread, up "
+	 "to max_threads; with only_if_blocked, only if a task was kept "
+	 "waiting by the filesystem since the last one so added."},
 	{"failure", (PyCFunction)pool_failure, METH_NOARGS,
 	 "failure() -> (name, errno, step) of the first failed task, or "
 	 "None (step: 0 close, 1 create, 2 write, 3 chmod, 4 mkdir)"},

@@ -87,7 +87,7 @@ class CPool(Background):
                 failures.raise_it()
             # it waited for room: closes are slower than the producer
             if flags & 1 and not self._fixed_threads:
-                pool.add_thread()
+                pool.add_thread(only_if_blocked=True)
                 self._count_threads()
 
     def write_new(self, dirs, files):
@@ -110,9 +110,10 @@ class CPool(Background):
         if self._failures.value is not None:
             self._failures.raise_it()
         # the pool grows by itself while the filesystem keeps its threads
-        # waiting; one more whenever the producer had to wait
+        # waiting; one more whenever the producer had to wait for threads
+        # the filesystem kept waiting (not for threads a busy CPU runs late)
         if flags & 1 and not self._fixed_threads:
-            pool.add_thread()
+            pool.add_thread(only_if_blocked=True)
             self._count_threads()
 
     # -- completion -------------------------------------------------------------
