@@ -30,7 +30,7 @@ CREATES = 40
 def defaults(tmp_path_factory):
     """The model at its default latencies."""
     top = tmp_path_factory.mktemp("fuse-defaults")
-    with fusemount.Mount(str(top / "mnt"), workdir=str(top)) as m:
+    with fusemount.Mount(str(top / "mnt")) as m:
         yield m
 
 
@@ -40,7 +40,7 @@ def slow(tmp_path_factory):
     top = tmp_path_factory.mktemp("fuse-slow")
     lat = {"lookup": LOOKUP_US, "create": CREATE_US, "flush": FLUSH_US}
     lat.update(mkdir=0, open=0, remove=0, setattr=0)
-    with fusemount.Mount(str(top / "mnt"), latencies=lat, workdir=str(top)) as m:
+    with fusemount.Mount(str(top / "mnt"), latencies=lat) as m:
         yield m
 
 
