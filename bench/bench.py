@@ -150,6 +150,7 @@ PLAN = [
     # not an apply: the per-command cost (see measure_overhead)
     ("overhead", 0, None, [], [], OVERHEAD_PAIRS),
 ]
+# (not the fuse rows: stock's serial writer alone takes ~70 s of 10k-fuse)
 QUICK = [
     "tiny",
     "small",
