@@ -7,7 +7,7 @@ BIN = $(VENV)/bin
 # (renamed when the recipe installs more: venvs made before get it too)
 STAMP = $(VENV)/.installed-xdist
 
-.PHONY: all demo test test-parallel test-serial upstream-src test-upstream bench bench-cg bench-e2e bench-io bench-serve bench-mmap bench-durable stress clean
+.PHONY: all demo test test-parallel test-serial upstream-src test-upstream bench bench-cg bench-e2e bench-fuse bench-io bench-serve bench-mmap bench-durable stress clean
 
 all: test
 
@@ -113,6 +113,13 @@ bench-cg: $(STAMP)
 # but update-100k
 bench-e2e: $(STAMP)
 	$(BIN)/python bench/bench.py --plan e2e,update,e2e-100k,update-100k
+
+# the kernel's model of a slow filesystem alone (issue 41): the repository
+# applied into on a FUSE passthrough filesystem with a latency per request
+# (fixtures/fuselat.c; needs /dev/fuse, fuse3 and libfuse3-dev); make bench
+# runs these rows too
+bench-fuse: $(STAMP)
+	$(BIN)/python bench/bench.py --plan 10k-fuse,10k-cg-fuse,100k-fuse
 
 # system calls on bundle files per path, stock vs fastio (strace -f -y), and
 # times under a latency per read and write call (bench/bench_io.py)

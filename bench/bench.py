@@ -16,6 +16,15 @@ do).  Models:
   mkdir1ms    mkdir 1 ms only
   close1ms    close 1 ms only (NTFS with a virus scanner)
   close5ms    close 5 ms only
+  netdir      net + lookup 200 us, creates serialized per directory (the
+              shim's model of the kernel's directory lock)
+  fuse        the kernel's model: the repository applied into is on a FUSE
+              passthrough filesystem (fixtures/fuselat.c) that sleeps before
+              each request: lookup/getattr 200 us, create and mkdir 500 us,
+              unlink/rename 500 us, open 200 us, flush of a written file
+              (what close waits for) 1 ms; the kernel serializes creates
+              per directory and looks up every new name (no LD_PRELOAD;
+              the bundle stays on tmpfs)
 
 Variants: ``tar`` (``tar -x`` of the same store), ``stock`` (Mercurial
 alone), ``stock-par`` (Mercurial with its parallel stream writer,
@@ -68,6 +77,7 @@ sys.path.insert(0, os.path.join(ROOT, "fixtures"))
 
 import cgpaths  # noqa: E402
 import e2e  # noqa: E402
+import fusemount  # noqa: E402
 import instructions  # noqa: E402
 import latencyshim  # noqa: E402
 from intervals import LEVEL, RESAMPLES, ratio_interval  # noqa: E402
@@ -87,7 +97,18 @@ MODELS = {
     "mkdir1ms": {"FASTIO_DELAY_MKDIR_US": "1000"},
     "close1ms": {"FASTIO_CLOSE_DELAY_US": "1000"},
     "close5ms": {"FASTIO_CLOSE_DELAY_US": "5000"},
+    "netdir": {
+        "FASTIO_DELAY_CREATE_US": "500",
+        "FASTIO_DELAY_MKDIR_US": "500",
+        "FASTIO_CLOSE_DELAY_US": "1000",
+        "FASTIO_DELAY_LOOKUP_US": "200",
+        "FASTIO_DIRLOCK": "1",
+    },
+    # not a shim: the destination on a FUSE mount (fusemount.py)
+    "fuse": {},
 }
+# models whose destination is a mount, not a preloaded shim
+MOUNTED = {"fuse"}
 
 VARIANTS = {
     "stock": [],
@@ -118,9 +139,18 @@ PLAN = [
     ("10k-cg", 10000, "cgz", ["none", "net"], ["stock", "fastio"], 3),
     ("100k", 100000, "v2", ["none"], ["tar", "stock", "stock-par", "fastio"], 3),
     ("100k-net", 100000, "v2", ["net"], ["stock-par", "fastio"], 3),
+    # the shim's model of the kernel's directory lock (latency.c)
+    ("10k-netdir", 10000, "v2", ["netdir"], ["stock", "stock-par", "fastio"], 3),
+    ("100k-netdir", 100000, "v2", ["netdir"], ["stock-par", "fastio"], 3),
+    # the kernel itself (FUSE, fuselat.c); fastio also applied locally
+    # in these rows where no row before measured it (the ratio to it)
+    ("10k-fuse", 10000, "v2", ["fuse"], ["stock", "stock-par", "fastio"], 3),
+    ("10k-cg-fuse", 10000, "cgz", ["fuse"], ["stock", "fastio"], 3),
+    ("100k-fuse", 100000, "v2", ["fuse"], ["stock-par", "fastio"], 1),
     # not an apply: the per-command cost (see measure_overhead)
     ("overhead", 0, None, [], [], OVERHEAD_PAIRS),
 ]
+# (not the fuse rows: stock's serial writer alone takes ~70 s of 10k-fuse)
 QUICK = [
     "tiny",
     "small",
@@ -235,8 +265,8 @@ def timed(cmd, env):
     return wall, usage.ru_maxrss / 1024.0
 
 
-def time_hg(workdir, variant, fmt, bundle, env):
-    dest = os.path.join(workdir, "dest")
+def time_hg(workdir, variant, fmt, bundle, env, dest=None):
+    dest = dest or os.path.join(workdir, "dest")
     shutil.rmtree(dest, ignore_errors=True)
     clean = dict(env)
     clean.pop("LD_PRELOAD", None)
@@ -282,34 +312,109 @@ def has_parallel_writer(env):
     return "parallel-stream-bundle-processing" in out
 
 
+class FuseDestinations:
+    """Destinations on the FUSE model's mount: a new name each apply (the
+    kernel keeps a name it has looked up for a second: a destination
+    removed and made again under it would be found still there), the last
+    one removed through the backing directory (on tmpfs, no latency)."""
+
+    def __init__(self, workdir):
+        self.mount = fusemount.Mount(
+            os.path.join(workdir, "fuse-mnt"),
+            backing=os.path.join(workdir, "fuse-backing"),
+            workdir=workdir,
+        )
+        self.count = 0
+
+    def __enter__(self):
+        shutil.rmtree(self.mount.backing, ignore_errors=True)
+        self.mount.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.mount.__exit__(*exc)
+        shutil.rmtree(self.mount.backing, ignore_errors=True)
+
+    def next(self):
+        """``(path on the mount, the same in the backing directory)``"""
+        shutil.rmtree(
+            os.path.join(self.mount.backing, "dest-%d" % self.count),
+            ignore_errors=True,
+        )
+        self.count += 1
+        name = "dest-%d" % self.count
+        return (
+            os.path.join(self.mount.mountpoint, name),
+            os.path.join(self.mount.backing, name),
+        )
+
+
+class LocalDestinations:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def next(self):
+        return None, None
+
+
 def measure(workdir, data, row, shim, env, results, checked, runs_scale):
     name, size, fmt, models, variants, runs = row
     runs = max(1, int(round(runs * runs_scale)))
     for model in models:
         menv = model_env(env, model, shim)
         samples = {v: [] for v in variants}
-        for __ in range(runs):
-            for variant in variants:
-                if variant == "tar":
-                    sample = time_tar(workdir, data["tar"], menv)
-                else:
-                    sample = time_hg(workdir, variant, fmt, data[fmt], menv)
-                samples[variant].append(sample[:3])
-                key = (size, fmt, variant)
-                if variant != "tar" and key not in checked:
-                    if fmt == "v2":
-                        src = data["repo"]
+        # under a mounted model, fastio on tmpfs too, in the same rounds,
+        # for the ratio to it (unless a row before measured it)
+        local = (size, fmt, "none", "fastio")
+        if model in MOUNTED and local not in results:
+            samples["local"] = []
+        mounted = model in MOUNTED
+        with FuseDestinations(workdir) if mounted else LocalDestinations() as dests:
+            for __ in range(runs):
+                for variant in list(samples):
+                    dest, seen = dests.next()
+                    if variant == "tar":
+                        sample = time_tar(workdir, data["tar"], menv)
+                    elif variant == "local":
+                        sample = time_hg(workdir, "fastio", fmt, data[fmt], env)
                     else:
-                        src = reference(workdir, size, fmt, data[fmt], env)
-                    check(sample[3], src, fmt, variant, env)
-                    checked.add(key)
-        for variant in variants:
-            body, wall, rss = zip(*samples[variant])
-            results[(size, fmt, model, variant)] = (
+                        sample = time_hg(workdir, variant, fmt, data[fmt], menv, dest)
+                    samples[variant].append(sample[:3])
+                    # checked once per variant, and once more on a mount
+                    key = (size, fmt, variant, mounted)
+                    if variant not in ("tar", "local") and key not in checked:
+                        if fmt == "v2":
+                            src = data["repo"]
+                        else:
+                            src = reference(workdir, size, fmt, data[fmt], env)
+                        # the same files, read without the model's latency
+                        check(seen or sample[3], src, fmt, variant, env)
+                        checked.add(key)
+        for variant, got in samples.items():
+            body, wall, rss = zip(*got)
+            key = local if variant == "local" else (size, fmt, model, variant)
+            results[key] = (
                 statistics.median(body),
                 statistics.median(wall),
                 max(rss),
                 runs,
+            )
+        if mounted and "fastio" in variants and local in results:
+            under, there = results[(size, fmt, model, "fastio")], results[local]
+            print(
+                "(%s: fastio %s / fastio local: %.3f/%.3f s body/wall under "
+                "%s, %.3f/%.3f s local: %.2f/%.2f)"
+                % (
+                    (name, model)
+                    + under[:2]
+                    + (model,)
+                    + there[:2]
+                    + (under[0] / there[0], under[1] / there[1])
+                ),
+                flush=True,
             )
 
 
@@ -516,7 +621,15 @@ def summary(results, extra=()):
 
     for size in (10000, 100000):
         base = r((size, "v2", "none", "fastio"))
-        for model in ("net", "create1ms", "mkdir1ms", "close1ms", "close5ms"):
+        for model in (
+            "net",
+            "create1ms",
+            "mkdir1ms",
+            "close1ms",
+            "close5ms",
+            "netdir",
+            "fuse",
+        ):
             got = r((size, "v2", model, "fastio"))
             ratio(
                 "v2 %dk: fastio %s / fastio none (body)" % (size // 1000, model),
@@ -529,18 +642,20 @@ def summary(results, extra=()):
                 base,
                 1,
             )
-        ratio(
-            "v2 %dk net: fastio / stock parallel writer (wall)" % (size // 1000),
-            r((size, "v2", "net", "fastio")),
-            r((size, "v2", "net", "stock-par")),
-            1,
-        )
-        ratio(
-            "v2 %dk net: fastio / stock (wall)" % (size // 1000),
-            r((size, "v2", "net", "fastio")),
-            r((size, "v2", "net", "stock")),
-            1,
-        )
+        for model in ("net", "netdir", "fuse"):
+            ratio(
+                "v2 %dk %s: fastio / stock parallel writer (wall)"
+                % (size // 1000, model),
+                r((size, "v2", model, "fastio")),
+                r((size, "v2", model, "stock-par")),
+                1,
+            )
+            ratio(
+                "v2 %dk %s: fastio / stock (wall)" % (size // 1000, model),
+                r((size, "v2", model, "fastio")),
+                r((size, "v2", model, "stock")),
+                1,
+            )
         ratio(
             "v2 %dk: fastio / stock (body)" % (size // 1000),
             base,
@@ -552,17 +667,18 @@ def summary(results, extra=()):
             r((size, "v2", "none", "tar")),
         )
     for fmt in ("cg", "cgz"):
-        ratio(
-            "%s 10k: fastio net / fastio none (body)" % fmt,
-            r((10000, fmt, "net", "fastio")),
-            r((10000, fmt, "none", "fastio")),
-        )
-        ratio(
-            "%s 10k net: fastio / stock (wall)" % fmt,
-            r((10000, fmt, "net", "fastio")),
-            r((10000, fmt, "net", "stock")),
-            1,
-        )
+        for model in ("net", "fuse"):
+            ratio(
+                "%s 10k: fastio %s / fastio none (body)" % (fmt, model),
+                r((10000, fmt, model, "fastio")),
+                r((10000, fmt, "none", "fastio")),
+            )
+            ratio(
+                "%s 10k %s: fastio / stock (wall)" % (fmt, model),
+                r((10000, fmt, model, "fastio")),
+                r((10000, fmt, model, "stock")),
+                1,
+            )
         ratio(
             "%s 10k: fastio / stock (body)" % fmt,
             r((10000, fmt, "none", "fastio")),
@@ -661,6 +777,15 @@ def main(argv=None):
     if not parallel:
         print("(no parallel stream writer in this release: no stock-par column)")
     print()
+    if any(set(row[3]) & MOUNTED for row in plan):
+        ok, why = fusemount.available()
+        if not ok:
+            print("(skipping the fuse model's rows: %s)" % why)
+            plan = [
+                row[:3] + ([m for m in row[3] if m not in MOUNTED],) + row[4:]
+                for row in plan
+            ]
+            plan = [row for row in plan if row[3] or row[0] == "overhead"]
     results = {}
     checked = set()
     data = {}
