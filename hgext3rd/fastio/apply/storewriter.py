@@ -204,11 +204,15 @@ class StoreWriter:
                 continue
             # up to the first level that exists (or that this writer made)
             while directory not in known and directory not in missing:
-                if os.path.isdir(directory):
+                parent = os.path.dirname(directory)
+                # in a directory this writer made (or is making), nothing
+                # else is: no lookup, a round trip on a network filesystem
+                if not (known.get(parent) or parent in missing) and (
+                    os.path.isdir(directory)
+                ):
                     known[directory] = False
                     break
                 missing[directory] = place.target.dirmode
-                parent = os.path.dirname(directory)
                 if parent == directory:
                     break
                 directory = parent
