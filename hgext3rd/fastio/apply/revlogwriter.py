@@ -46,7 +46,7 @@ import weakref
 from mercurial import pycompat, util, vfs as vfsmod
 
 from .. import compat
-from ..writer import filewriter, newfile, signals
+from ..writer import filewriter, newfile, signals, writeinline
 
 # signals wait while a descriptor is between its open and the file writer
 _hold = signals.hold
@@ -97,6 +97,17 @@ def _finalize(self):
 # (a signal handled as it starts waits too, see signals)
 _hold.finalizers.add(_finalize.__code__)
 
+
+
+def _under(path, made):
+    """True if a directory above ``path`` is in ``made`` (directories an
+    opener made: anything in them that it did not make is not there)."""
+    parent = posixpath.dirname(path)
+    while parent:
+        if parent in made:
+            return True
+        parent = posixpath.dirname(parent)
+    return False
 
 class _HandOffFile(io.BufferedRandom):
     """A buffered file whose ``close`` flushes, then gives the descriptor
@@ -404,8 +415,14 @@ class RevlogOpener:
         return False
 
     def _in_new_dir(self, path):
-        created = self._new_dirs.get(posixpath.dirname(path))
-        return created is not None and path not in created
+        directory = posixpath.dirname(path)
+        created = self._new_dirs.get(directory)
+        if created is not None:
+            return path not in created
+        # a directory this opener did not make, under one it made: not
+        # there either (the first file of each new directory is spared a
+        # lookup)
+        return _under(directory, self._new_dirs)
 
     @staticmethod
     def _neutral(kwargs):
@@ -435,7 +452,16 @@ class RevlogOpener:
             create = newfile.create
             flags = newfile.FLAGS_READ_WRITE
             file_mode = self._create_mode
+            reldir = posixpath.dirname(path)
             try:
+                if (
+                    known_absent
+                    and reldir not in self._new_dirs
+                    and _under(reldir, self._new_dirs)
+                ):
+                    # its directory is not there either (under one this
+                    # opener made): made first, no create doomed to fail
+                    raise FileNotFoundError
                 fh = create(
                     f,
                     flags,
@@ -449,12 +475,19 @@ class RevlogOpener:
                 return None
             except FileNotFoundError:
                 dirname = os.path.dirname(f)
-                self._note_new_dirs(dirname)
-                util.makedirs(dirname, vfs.createmode, kwargs.get("notindexed"))
+                dirs = self._dirs_to_make(dirname, reldir)
+                if dirs:
+                    writeinline.make_dirs(dirs)
+                else:
+                    # a directory thought to be there is not: as stock
+                    self._note_new_dirs(dirname)
+                    util.makedirs(
+                        dirname, vfs.createmode, kwargs.get("notindexed")
+                    )
                 fh = create(
                     f, flags, file_mode, self._new_handle, None, (f, path, None, 0)
                 )
-                self._new_dirs[posixpath.dirname(path)] = {path}
+                self._new_dirs[reldir] = {path}
             else:
                 created = self._new_dirs.get(posixpath.dirname(path))
                 if created is not None:
@@ -536,9 +569,12 @@ class RevlogOpener:
         that do not exist, outermost first, with the mode to give them;
         recorded before anything makes them."""
         known = self._dirs_known
+        made = self._new_dirs
         missing = []
         while fulldir not in known:
-            if os.path.isdir(fulldir):
+            # under a directory this opener made, nothing else is: no
+            # lookup (a round trip on a network filesystem)
+            if not _under(reldir, made) and os.path.isdir(fulldir):
                 known.add(fulldir)
                 break
             missing.append((fulldir, reldir))

@@ -205,10 +205,10 @@ class StoreWriter:
             # up to the first level that exists (or that this writer made)
             while directory not in known and directory not in missing:
                 parent = os.path.dirname(directory)
-                # in a directory this writer made (or is making), nothing
+                # under a directory this writer made (or is making), nothing
                 # else is: no lookup, a round trip on a network filesystem
-                if not (known.get(parent) or parent in missing) and (
-                    os.path.isdir(directory)
+                if not self._under_new(parent, missing) and os.path.isdir(
+                    directory
                 ):
                     known[directory] = False
                     break
@@ -224,6 +224,21 @@ class StoreWriter:
         for directory in order:
             known[directory] = True
         return [(directory, missing[directory]) for directory in order]
+
+    def _under_new(self, directory, missing):
+        """True if ``directory`` or one above it is new: made by this
+        writer, or in ``missing`` (about to be)."""
+        known = self._dirs
+        while True:
+            made = known.get(directory)
+            if made is not None:
+                return made
+            if directory in missing:
+                return True
+            parent = os.path.dirname(directory)
+            if parent == directory:
+                return False
+            directory = parent
 
     def _replace(self, place):
         """Back the existing file up, then remove it: Mercurial's backup is
