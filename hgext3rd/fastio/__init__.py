@@ -174,8 +174,16 @@ of every file and the record of every directory, on disk before they are
 created.  On a filesystem where creating, writing or closing a file is a
 round trip (NFS, SMB, NTFS with a virus scanner), the threads overlap the
 round trips; their number grows while the filesystem keeps them waiting
+(a thread that slept in a system call, not one a busy processor ran late)
 and files queue up (up to ``fastio.max-write-threads``); contents waiting
-for them are bounded by ``fastio.memory-budget``.
+for them are bounded by ``fastio.memory-budget``.  The kernel lets one
+create (or mkdir, unlink, rename) at a time into a directory, so the
+threads of the C pool take turns by directory: one creates in a directory
+while the others create in other directories, and the writes and closes,
+which the kernel does not serialize, overlap as before.  Nothing is looked
+up below a directory the apply made (nothing else can be there): the
+applying thread of a stream or changegroup apply into an empty repository
+makes no round trip per new directory or file.
 
 In ``auto`` mode (the default) the files of a stream clone go to two such
 threads whenever the machine has a second core (a 10k-file stream apply
@@ -353,9 +361,12 @@ number is bytes).
   Default: 256.  Formerly ``fastio.max-close-threads``, still read.
 
 ``fastio.max-pending-files``
-  Upper bound on files handed to the threads and not yet closed; keeps
-  well below the 512 descriptors Windows allows by default (a file
-  waiting to be closed holds one); 1 to 65536. Default: 256.  Formerly
+  Upper bound on the files handed to the threads that hold a descriptor
+  (opened, not yet closed); keeps well below the 512 descriptors Windows
+  allows by default; 1 to 65536. Default: 256.  New files queued for the
+  C pool hold none until a thread makes them: up to 4096 of them (or
+  this bound, if larger) wait, within ``fastio.memory-budget``; the
+  report's "peak pending files" counts both.  Formerly
   ``fastio.max-pending-closes``, still read.
 
 ``fastio.memory-budget``

@@ -75,8 +75,11 @@ Unbundle of v1 and v2 bundles, each compression
   stores identical: 31 files
 
 Each new filelog costs one open, which succeeds; the only opens that fail
-are those that find a new directory missing (for the first filelog there:
-its read, and its O_EXCL open, after which the directory is made).  Stock,
+are those that find a new directory missing where nothing says so (the
+first filelog of the first new tree: its read, and its O_EXCL open, after
+which the directories are made); a directory under one the extension made
+is known missing, its first filelog neither read nor tried (issue 41: each
+is a round trip on a network filesystem).  Stock,
 run here on the same bundle and release, tries to read each new filelog and
 to open it "r+" before it creates it, and so opens more and fails more.  The
 requests to the store vfs are compared with stock's only: whether the
@@ -104,7 +107,7 @@ threads instead, one exclusive create each.)
   > print("new filelogs: %d, as many as stock's:" % fastio["files"], fastio["files"] == stock["files"])
   > for name, c in (("stock", stock), ("fastio", fastio)):
   >     print("%s: one successful open per filelog:" % name, c["opens"] - c["failed"] == c["files"])
-  > print("fastio: failed opens: %d for %d new directories (2 each at most):" % (fastio["failed"], dirs), fastio["failed"] <= 2 * dirs)
+  > print("fastio: failed opens: %d for %d new directories (2 in all):" % (fastio["failed"], dirs), fastio["failed"] <= 2)
   > print("fastio: fewer opens than stock:", fastio["opens"] < stock["opens"])
   > print("fastio: fewer failed opens than stock:", fastio["failed"] < stock["failed"])
   > print("fastio: store vfs requests at most stock's:", fastio["asked"] <= stock["asked"])
@@ -112,7 +115,7 @@ threads instead, one exclusive create each.)
   new filelogs: 24, as many as stock's: True
   stock: one successful open per filelog: True
   fastio: one successful open per filelog: True
-  fastio: failed opens: 10 for 5 new directories (2 each at most): True
+  fastio: failed opens: 2 for 5 new directories (2 in all): True
   fastio: fewer opens than stock: True
   fastio: fewer failed opens than stock: True
   fastio: store vfs requests at most stock's: True

@@ -326,3 +326,117 @@ def test_submit_queues_when_interrupted_waiting_for_room(tmp_path):
     ], (
         out.stdout + out.stderr
     )
+
+
+_LANES = """
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+from hgext3rd.fastio.writer import writepool
+base = os.environ["DIR"]
+
+def timed(dirs, per_dir):
+    # per_dir new files in each of dirs (made first), on 8 threads
+    pool = writepool.FdPool(256, 8, 8)
+    tasks = []
+    for d in range(dirs):
+        path = os.path.join(base, "%s-%d" % (sys.argv[2], d)).encode()
+        tasks.append((path, None, -1, path, -1))
+    seq = 0
+    for n in range(per_dir):
+        for d in range(dirs):
+            path = os.path.join(base, "%s-%d" % (sys.argv[2], d), "f%d" % n)
+            tasks.append((path.encode(), b"x", -1, path.encode(), d))
+    pool.submit_files(tasks[:dirs])
+    assert pool.drain(10.0) and pool.failure() is None
+    start = time.monotonic()
+    pool.submit_files(tasks[dirs:])
+    assert pool.finish(10.0), "unfinished"
+    assert pool.failure() is None, pool.failure()
+    return time.monotonic() - start
+
+print("%.3f" % timed(int(sys.argv[3]), int(sys.argv[4])))
+"""
+
+
+def _lanes_time(tmp_path, env, name, dirs, per_dir):
+    out = subprocess.run(
+        [sys.executable, "-c", _LANES, ROOT, name, str(dirs), str(per_dir)],
+        env=dict(os.environ, DIR=str(tmp_path), **env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    return float(out.stdout)
+
+
+@needs_pool
+@pytest.mark.serial  # times sleeps: alone, after the parallel phase
+def test_one_thread_creates_in_a_directory_at_a_time(tmp_path):
+    """The kernel serializes a directory's creates (its parent's lock): the
+    pool never has two threads creating in one directory (they would wait
+    on each other), and spreads its threads over directories.  Under the
+    latency shim, whose creates all overlap, 8 files in one directory on 8
+    threads take 8 creates end to end, 8 files in 8 directories about one."""
+    so = shim(tmp_path, os.path.join(FIXTURES, "latency.c"))
+    env = {"LD_PRELOAD": so, "FASTIO_DELAY_CREATE_US": "25000"}
+    one_dir = _lanes_time(tmp_path, env, "one", 1, 8)
+    spread = _lanes_time(tmp_path, env, "spread", 8, 1)
+    assert one_dir >= 8 * 0.025, one_dir
+    assert spread < 4 * 0.025, spread
+
+
+@needs_pool
+@pytest.mark.serial  # times sleeps: alone, after the parallel phase
+def test_closes_in_one_directory_overlap(tmp_path):
+    """A lane is held across the create only: the closes of one directory's
+    files (a network filesystem's flush) overlap."""
+    so = shim(tmp_path, os.path.join(FIXTURES, "latency.c"))
+    env = {"LD_PRELOAD": so, "FASTIO_CLOSE_DELAY_US": "25000"}
+    one_dir = _lanes_time(tmp_path, env, "one", 1, 8)
+    assert one_dir < 4 * 0.025, one_dir
+
+
+_GROW = """
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+from hgext3rd.fastio.writer import writepool
+pool = writepool.FdPool(64, 1, 8)
+# closes the filesystem does not keep waiting (a pipe): no thread added
+for __ in range(20):
+    r, w = os.pipe()
+    pool.submit(r, b"r")
+    pool.submit(w, b"w")
+assert pool.drain(10.0)
+print(pool.add_thread(only_if_blocked=True))
+# a close that sleeps (the shim's delay on a written regular file): one
+fd = os.open(os.path.join(os.environ["DIR"], "f"), os.O_WRONLY | os.O_CREAT)
+pool.submit(fd, b"f")
+assert pool.drain(10.0)
+print(pool.add_thread(only_if_blocked=True))
+# and not again until another task waits
+print(pool.add_thread(only_if_blocked=True))
+print(pool.add_thread())
+assert pool.finish(10.0)
+"""
+
+
+@needs_pool
+def test_pool_grows_for_filesystem_waits_only(tmp_path):
+    """The owner's request for one more thread (it waited for room) is
+    granted only when a task was kept waiting by the filesystem since the
+    last: threads a busy CPU runs late are not helped by more of them."""
+    so = shim(tmp_path, os.path.join(FIXTURES, "latency.c"))
+    out = subprocess.run(
+        [sys.executable, "-c", _GROW, ROOT],
+        env=dict(
+            os.environ,
+            DIR=str(tmp_path),
+            LD_PRELOAD=so,
+            FASTIO_CLOSE_DELAY_US="5000",
+        ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.stdout.split() == ["1", "2", "2", "3"], out.stdout + out.stderr

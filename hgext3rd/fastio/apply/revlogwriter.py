@@ -98,7 +98,6 @@ def _finalize(self):
 _hold.finalizers.add(_finalize.__code__)
 
 
-
 def _under(path, made):
     """True if a directory above ``path`` is in ``made`` (directories an
     opener made: anything in them that it did not make is not there)."""
@@ -108,6 +107,7 @@ def _under(path, made):
             return True
         parent = posixpath.dirname(parent)
     return False
+
 
 class _HandOffFile(io.BufferedRandom):
     """A buffered file whose ``close`` flushes, then gives the descriptor
@@ -481,9 +481,7 @@ class RevlogOpener:
                 else:
                     # a directory thought to be there is not: as stock
                     self._note_new_dirs(dirname)
-                    util.makedirs(
-                        dirname, vfs.createmode, kwargs.get("notindexed")
-                    )
+                    util.makedirs(dirname, vfs.createmode, kwargs.get("notindexed"))
                 fh = create(
                     f, flags, file_mode, self._new_handle, None, (f, path, None, 0)
                 )

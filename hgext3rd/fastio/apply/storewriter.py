@@ -207,9 +207,7 @@ class StoreWriter:
                 parent = os.path.dirname(directory)
                 # under a directory this writer made (or is making), nothing
                 # else is: no lookup, a round trip on a network filesystem
-                if not self._under_new(parent, missing) and os.path.isdir(
-                    directory
-                ):
+                if not self._under_new(parent, missing) and os.path.isdir(directory):
                     known[directory] = False
                     break
                 missing[directory] = place.target.dirmode

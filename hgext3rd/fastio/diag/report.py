@@ -57,7 +57,9 @@ def lines(stats):
         b"fastio: closes: %d, in background: %d, threads: %d"
         % (c.closes, c.background, c.threads),
         b"fastio: waiting for closes: %.3f s" % (c.wait_ns / 1e9),
-        b"fastio: peak pending closes: %d" % c.peak_pending,
+        b"fastio: peak pending files: %d (to make or to close; at most %d,"
+        b" holding a descriptor at most %d)"
+        % (c.peak_pending, max(c.pending_bound, c.max_pending), c.max_pending),
     ]
     if c.decision is not None:
         out.append(b"fastio: closing: %s" % c.decision)

@@ -532,8 +532,12 @@ static void *pool_worker(void *arg)
 		lane = skip || kind == TASK_CLOSE ? -1 : s->lane;
 		if (lane >= 0)
 			__atomic_store_n(&c->creating[lane], 1, __ATOMIC_RELAXED);
-		/* wake the next thread from here, not from the producer */
-		wake_one(c);
+		/* wake the next thread from here, not from the producer; when
+		 * stopping, the last task taken lets the idle threads end */
+		if (c->stopping && !c->untaken)
+			pthread_cond_broadcast(&c->work);
+		else
+			wake_one(c);
 		pthread_mutex_unlock(&c->mu);
 		began = now_ns();
 		sleeps = thread_sleeps();

@@ -105,6 +105,10 @@ class FileWriterStats:
         self.background = 0
         self.threads = 0
         self.peak_pending = 0
+        # what bounds peak_pending: the tasks the writer holds at once
+        # (new files wait in the C pool's ring holding no descriptor)
+        self.pending_bound = 0
+        self.max_pending = 0  # descriptors held: fastio.max-pending-files
         self.wait_ns = 0
         self.median_close_ns = None
         self.median_create_ns = None
@@ -174,6 +178,7 @@ class FileWriter:
         self._close_timeout = max(0.0, close_timeout)
         self._budget = budget
         self.stats = stats if stats is not None else FileWriterStats()
+        self.stats.max_pending = self._max_pending
 
         # the strategies, once writing moved to the background: Python
         # threads (always there then), the C pool (where it is built), and
@@ -575,6 +580,7 @@ class FileWriter:
             pool = self._pool
             if pool is not None and pool.started:
                 stats.peak_pending = max(stats.peak_pending, pool.peak)
+                stats.pending_bound = max(stats.pending_bound, pool.ring)
                 pool.take_failure()
 
     def _abandon(self):

@@ -57,7 +57,7 @@ class CPool(Background):
             self._fixed_threads or self._max_threads,
             hold.is_pending,
             budget=self._budget,
-            ring=max(self._max_pending, _RING),
+            ring=self.ring,
         )
         self._count_threads()
         return pool
@@ -156,6 +156,11 @@ class CPool(Background):
     def peak(self):
         """The most tasks pending at once."""
         return self._pool.peak
+
+    @property
+    def ring(self):
+        """The most tasks it holds at once (closes: ``max_pending``)."""
+        return max(self._max_pending, _RING)
 
     @property
     def wait_ns(self):
