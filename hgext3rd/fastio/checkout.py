@@ -22,12 +22,24 @@ filesystem each of those calls is a round trip.  For the block:
 
 A checkout into a working directory that held nothing but ``.hg`` when the
 update began (a clone's, an ``hg update`` from null after ``hg clone -U``)
-skips two checks per file whose answer is known: ``clearunknown``'s look
+skips three calls per file whose answer is known: ``clearunknown``'s look
 for a directory at the file's path (only files of the revision and their
 directories are made there, and a path of the revision is never a
-directory of another), and ``setflags`` of a plain file just written (a
-new file is made without exec bits and is not a link).  The path is still
-audited.  And while an update applies its actions, the objects the
+directory of another), the vfs' ``unlink`` of the file before it writes it
+(there to keep a hardlink from being written through: no file is there
+yet, and one the checkout wrote has one link), and ``setflags`` of a plain
+file just written (a new file is made without exec bits and is not a
+link).  The path is still audited.
+
+The kernel lets one create at a time into a directory (on a network
+filesystem, a round trip each), and Mercurial deals an update's files to
+its worker processes in turn, so that they all create in the same
+directory at once: during an update each worker gets a run of whole
+directories instead.  When the working copy's filesystem is known slow (an
+apply of this command found it so: the checkout of ``hg clone``; or ``hg
+debugfastio`` measured it), the update starts twice Mercurial's number of
+workers (at most 32), which wait on round trips rather than on the
+processor; never when ``worker.numcpus`` is set.  And while an update applies its actions, the objects the
 command has made so far are frozen out of the garbage collector
 (``gc.freeze``), so that the worker processes forked for the files
 neither scan them nor copy their pages by touching them.  ``gc.freeze``
@@ -48,8 +60,10 @@ worker processes only add to the tree, so what was found stays true.
 """
 
 import contextlib
+import errno
 import gc
 import os
+import posixpath
 
 # the directories (absolute, as vfs.join gives them) known to exist in the
 # checkout block running in this process, or None outside one
@@ -108,6 +122,10 @@ def apply_updates(orig, repo, mresult, wctx, *args, **kwargs):
     global _applying, _froze
     if wctx.isinmemory():
         return orig(repo, mresult, wctx, *args, **kwargs)
+    from . import wiring
+
+    # (worker.partition: see wiring.WRAPS)
+    wiring.wire("checkout workers")
     base = repo.wvfs.base
     fresh = base not in _fresh_roots and _holds_only_dothg(base)
     if fresh:
@@ -118,7 +136,8 @@ def apply_updates(orig, repo, mresult, wctx, *args, **kwargs):
             _freeze()
     _applying += 1
     try:
-        return orig(repo, mresult, wctx, *args, **kwargs)
+        with _workers_for(repo, base):
+            return orig(repo, mresult, wctx, *args, **kwargs)
     finally:
         _applying -= 1
         if not _applying and _froze:
@@ -126,6 +145,43 @@ def apply_updates(orig, repo, mresult, wctx, *args, **kwargs):
             gc.unfreeze()
         if fresh:
             _fresh_roots.discard(base)
+
+
+# Mercurial's workers (processes) per core when the working copy's
+# filesystem is slow: they wait on round trips, not on the processor
+_SLOW_WORKERS_FACTOR = 2
+_MAX_WORKERS = 32
+
+
+def _workers_for(repo, base):
+    """More worker processes than Mercurial's default while the update
+    applies its actions, when the working copy's filesystem is known slow:
+    an apply of this command found it so (hg clone's checkout), or ``hg
+    debugfastio`` measured it (auto mode); never when ``worker.numcpus`` is
+    set, never on a filesystem not known slow."""
+    ui = repo.ui
+    if ui.config(b"worker", b"numcpus") or not _known_slow(repo, base):
+        return contextlib.nullcontext()
+    from . import compat
+
+    count = min(_MAX_WORKERS, _SLOW_WORKERS_FACTOR * compat.worker_count(ui))
+    ui.debug(b"fastio: slow filesystem: %d workers for the checkout\n" % count)
+    return ui.configoverride({(b"worker", b"numcpus"): b"%d" % count}, b"fastio")
+
+
+def _known_slow(repo, base):
+    from . import config
+    from .diag import autotune
+    from .writer import filewriter
+
+    if filewriter.slow_filesystem(base):
+        return True
+    settings = config.settings(repo.ui)
+    if settings.write_mode != config.MODE_AUTO or not settings.probe_max_age_s:
+        return False
+    tuning = autotune.Tuning(repo.ui, repo.vfs, base, settings.probe_max_age_s)
+    latency = tuning.initial_latency_ns
+    return latency is not None and latency >= settings.threshold_ns
 
 
 def _clearunknown(orig, self):
@@ -143,6 +199,62 @@ def _setflags(orig, self, path, l, x):
     if l or x or _fresh_block is None or getattr(self, "base", None) != _fresh_block:
         return orig(self, path, l, x)
     return None
+
+
+def _partition(orig, items, slices):
+    # Mercurial deals an update's files to its workers in turn (every
+    # worker gets every slices-th file), so that all of them create files in
+    # the same directory at once, where the kernel lets one create at a time
+    # (the directory's lock: a round trip each on a network filesystem).
+    # During an update, each worker gets a run of whole directories instead
+    # (a directory larger than a slice is shared by neighbours).
+    if not _applying or slices < 2:
+        return orig(items, slices)
+    try:
+        dirs = [posixpath.dirname(item[0]) for item in items]
+    except (TypeError, IndexError, AttributeError):
+        return orig(items, slices)
+    return _by_directory(items, dirs, slices)
+
+
+def _by_directory(items, dirs, slices):
+    """``items`` in ``slices`` runs of about equal size (none empty), each
+    cut where the directory ``dirs[i]`` changes when one is near."""
+    count = len(items)
+    size = count / slices
+    cuts = [0]
+    for k in range(1, slices):
+        ideal = round(k * size)
+        cut = ideal
+        # the nearest change of directory within half a slice
+        for delta in range(int(size // 2) + 1):
+            after, before = ideal + delta, ideal - delta
+            if 0 < after < count and dirs[after] != dirs[after - 1]:
+                cut = after
+                break
+            if 0 < before < count and dirs[before] != dirs[before - 1]:
+                cut = before
+                break
+        if cuts[-1] < cut < count:
+            cuts.append(cut)
+    cuts.append(count)
+    return [items[a:b] for a, b in zip(cuts, cuts[1:])]
+
+
+def _unlink(orig, path, *args, **kwargs):
+    # the vfs unlinks a file before writing it anew (so that a hardlink is
+    # not written through): in a fresh checkout no file of the working copy
+    # is there before this block writes it, and one it wrote has one link,
+    # so the answer is known without a round trip (see the docstring)
+    base = _fresh_block
+    if (
+        base is not None
+        and path.startswith(base)
+        and path[len(base) : len(base) + 1] == b"/"
+        and b"/.hg/" not in path[len(base) :]
+    ):
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+    return orig(path, *args, **kwargs)
 
 
 def _makedirs(orig, name, *args, **kwargs):

@@ -217,6 +217,15 @@ def clone_function():
 #   transaction._file, ...       see txn/journal.py
 #   transaction._generatefiles   see transaction_commit_point
 #   transaction._journal, ...    see transaction_files
+#   worker._numworkers(ui)       see worker_count
+
+
+def worker_count(ui):
+    """The number of worker processes Mercurial starts (``worker.numcpus``,
+    else the cores, at least 4 and at most 32)."""
+    from mercurial import worker
+
+    return worker._numworkers(ui)
 
 
 def path_auditor(vfs):

@@ -28,7 +28,7 @@ repository's filesystem whose files are removed afterwards
     writer._writepool: built, in use: the writing pool (threads that never take Python's lock)
     apply._streamscan: built, in use: the stream pre-scan of a bundle's names
     mmap._populate: built, in use: mmap population without Python's lock
-  wiring: 5 of 24 parts in force in this command
+  wiring: 5 of 25 parts in force in this command
   mmap policy: * (glob)
   mmap populate: background (auto: the helper populates from a thread)
   mmap population: nothing mapped (changelog index)

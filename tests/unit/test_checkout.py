@@ -95,15 +95,15 @@ def counted(source, name, fastio):
         "extensions.wvfscount=%s" % COUNTER,
     )
     assert done.returncode == 0, done.stderr
-    # mkdir, lstat, stat, and how many of them ran with gc frozen
+    # mkdir, lstat, stat, how many of them ran with gc frozen, unlink
     return tuple(map(int, out.read_text().split()))
 
 
 def test_each_directory_made_and_audited_once(source):
-    stock_mkdirs, stock_lstats, stock_stats, stock_frozen = counted(
+    stock_mkdirs, stock_lstats, stock_stats, stock_frozen, stock_unlinks = counted(
         source, "stock-count", False
     )
-    mkdirs, lstats, stats, frozen = counted(source, "fastio-count", True)
+    mkdirs, lstats, stats, frozen, unlinks = counted(source, "fastio-count", True)
     files = DIRS * PER_DIR
     # stock: a mkdir per file (EEXIST for all but the first of a directory)
     assert stock_mkdirs >= files
@@ -121,6 +121,10 @@ def test_each_directory_made_and_audited_once(source):
     # stock's stats of the directories)
     assert stock_stats >= files
     assert stats <= stock_stats - files, (stats, stock_stats)
+    # stock's vfs unlinks each file before writing it (a hardlink is not
+    # written through); in a fresh working directory none is there yet
+    assert stock_unlinks >= files
+    assert unlinks == 0, (unlinks, stock_unlinks)
     # fastio's update runs with the command's objects frozen out of the
     # garbage collector (gc.freeze), for the worker processes it forks
     assert stock_frozen == 0
@@ -217,3 +221,53 @@ def test_symlinked_directory_still_refused(source):
         )
     assert results["fastio-link"] == results["stock-link"]
     assert results["fastio-link"] == (255, ["symbolic link 'top2'"], []), results
+
+
+def test_workers_get_whole_directories(monkeypatch):
+    """During an update, Mercurial's workers get runs of whole directories
+    (the kernel lets one create at a time into a directory), not every
+    n-th file; elsewhere Mercurial's partition is untouched."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(EXTPATH)))
+    from hgext3rd.fastio import checkout as co
+
+    items = [(b"a/%d" % i, None, b"") for i in range(10)]
+    items += [(b"b/%d" % i, None, b"") for i in range(3)]
+    items += [(b"c/d/%d" % i, None, b"") for i in range(7)]
+    everynth = lambda lst, n: [lst[i::n] for i in range(n)]  # noqa: E731
+    assert co._partition(everynth, items, 3) == everynth(items, 3)
+    monkeypatch.setattr(co, "_applying", 1)
+    for slices in (2, 3, 4, 20):
+        runs = co._partition(everynth, items, slices)
+        assert [x for run in runs for x in run] == items
+        assert all(runs) and len(runs) <= slices
+    assert [len(run) for run in co._partition(everynth, items, 3)] == [10, 3, 7]
+    assert [len(run) for run in co._partition(everynth, items, 2)] == [10, 10]
+
+
+def test_more_workers_on_a_filesystem_known_slow(source, monkeypatch):
+    """Twice Mercurial's workers when an apply of this command found the
+    working copy's filesystem slow; Mercurial's own count otherwise, and
+    whenever worker.numcpus is set."""
+    tmp, env, src = source
+    sys.path.insert(0, os.path.dirname(os.path.dirname(EXTPATH)))
+    from mercurial import extensions, hg, ui as uimod
+
+    from hgext3rd.fastio import checkout as co, compat
+    from hgext3rd.fastio.writer import filewriter
+
+    ui = uimod.ui.load()
+    ui.setconfig(b"extensions", b"fastio", EXTPATH.encode())
+    extensions.loadall(ui)
+    repo = hg.repository(ui, str(src).encode())
+    base = repo.wvfs.base
+    ui = repo.ui
+    default = compat.worker_count(ui)
+    with co._workers_for(repo, base):
+        assert compat.worker_count(ui) == default
+    monkeypatch.setattr(filewriter, "_slow_devices", {os.stat(base).st_dev})
+    with co._workers_for(repo, base):
+        assert compat.worker_count(ui) == min(32, 2 * default)
+    assert compat.worker_count(ui) == default
+    ui.setconfig(b"worker", b"numcpus", b"3")
+    with co._workers_for(repo, base):
+        assert compat.worker_count(ui) == 3

@@ -239,3 +239,12 @@ def test_every_shim_is_tagged_with_its_releases():
             assert before.startswith("# hg <= %s (" % tag.group(1)), name
             checked += 1
     assert checked >= 10
+
+
+def test_worker_count():
+    from mercurial import ui as uimod
+
+    ui = uimod.ui.load()
+    assert 4 <= compat.worker_count(ui) <= 32
+    ui.setconfig(b"worker", b"numcpus", b"3")
+    assert compat.worker_count(ui) == 3

@@ -229,6 +229,7 @@ typedef struct {
 	int failed;    /* a file or directory task failed: skip the others */
 	size_t blocked; /* tasks the filesystem kept waiting, since the last
 			 * thread added on the owner's request */
+	size_t waited;	/* ... in all */
 	unsigned char creating[LANES]; /* a thread creates in this lane */
 } Core;
 
@@ -559,6 +560,7 @@ static void *pool_worker(void *arg)
 		 * filesystem never does) */
 		if (slept && took > GROW_BLOCKED_NS) {
 			c->blocked++;
+			c->waited++;
 			if (!c->idle && next_task(c) != c->head)
 				pool_start_thread(c, 1);
 		}
@@ -1315,6 +1317,11 @@ static PyObject *pool_get_peak_threads(Pool *p, void *closure)
 	return PyLong_FromLong(p->core ? p->core->peak_running : 0);
 }
 
+static PyObject *pool_get_waited(Pool *p, void *closure)
+{
+	return PyLong_FromSize_t(p->core ? p->core->waited : 0);
+}
+
 static PyObject *pool_get_submitted(Pool *p, void *closure)
 {
 	return PyLong_FromSize_t(p->core ? p->core->head : 0);
@@ -1353,6 +1360,8 @@ static PyGetSetDef pool_getset[] = {
 	{"peak_bytes", (getter)pool_get_peak_bytes, NULL,
 	 "most file content queued at once", NULL},
 	{"submitted", (getter)pool_get_submitted, NULL, "closes queued", NULL},
+	{"waited", (getter)pool_get_waited, NULL,
+	 "tasks the filesystem kept waiting (a thread slept in them)", NULL},
 	{NULL, NULL, NULL, NULL, NULL},
 };
 

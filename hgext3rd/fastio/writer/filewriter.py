@@ -116,6 +116,22 @@ class FileWriterStats:
         self.decision = None  # what the writer chose, for report and debug
 
 
+# the filesystems (st_dev) on which a file writer of this process found
+# creating or closing files slow
+_slow_devices = set()
+
+
+def slow_filesystem(path):
+    """True if a file writer of this process found the filesystem of
+    ``path`` slow (its threads kept waiting by creates and closes)."""
+    if not _slow_devices:
+        return False
+    try:
+        return os.stat(path).st_dev in _slow_devices
+    except OSError:
+        return False
+
+
 def threads_for_latency(latency_ns, produce_ns, max_threads):
     """Closes that must run at once so that a producer spending
     ``produce_ns`` per file never waits for one taking ``latency_ns``."""
@@ -164,8 +180,10 @@ class FileWriter:
         initial_latency_ns=None,
         close_timeout=CLOSE_TIMEOUT_S,
         budget=64 << 20,
+        path=None,
     ):
         self._ui = ui
+        self._path = path  # where it writes (see slow_filesystem)
         self._mode = mode
         self._threshold_ns = threshold_ns
         self._max_pending = max(1, max_pending)
@@ -534,6 +552,8 @@ class FileWriter:
         if self._pool is not None and self._pool.started:
             stats.wait_ns += self._pool.wait_ns
             self._count_threads()
+            if complete:
+                self._note_filesystem()
         if self._samples and stats.median_close_ns is None:
             samples = sorted(self._samples)
             stats.median_close_ns = samples[len(samples) // 2]
@@ -562,6 +582,18 @@ class FileWriter:
             raise interrupted
         if raise_errors and self._failures.value is not None:
             self._failures.raise_it()
+
+    def _note_filesystem(self):
+        # the filesystem kept the pool's threads waiting on a tenth of its
+        # files or more (each slept in a create or close): remembered for
+        # the rest of the command (the checkout of hg clone sizes its
+        # workers by it)
+        waited, tasks = self._pool.waited
+        if self._path is not None and tasks and waited >= max(8, tasks // 10):
+            try:
+                _slow_devices.add(os.stat(self._path).st_dev)
+            except OSError:
+                pass
 
     def _complete(self, timeout):
         """Close everything and stop the threads, waiting at most
@@ -678,4 +710,5 @@ def for_operation(
         initial_latency_ns=tuning and tuning.initial_latency_ns,
         close_timeout=settings.pending_timeout_s,
         budget=settings.memory_budget,
+        path=path,
     )

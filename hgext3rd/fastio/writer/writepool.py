@@ -163,6 +163,13 @@ class CPool(Background):
         return max(self._max_pending, _RING)
 
     @property
+    def waited(self):
+        """Tasks the filesystem kept waiting, and tasks in all."""
+        if self._pool is None:
+            return 0, 0
+        return self._pool.waited, self._pool.submitted
+
+    @property
     def wait_ns(self):
         """Time the applying thread waited for room."""
         return self._pool.wait_ns
