@@ -93,9 +93,15 @@ again.  A stock checkout of 10k files calls ``mkdir`` once per file (it
 fails for all but the first of each directory) and ``lstat`` on every
 directory above each file twice: on a network filesystem each is a round
 trip.  Into a working directory that held only ``.hg`` when the update
-began (a clone's, or after ``hg clone -U``), two checks per file whose
-answer is known are skipped (a directory in the file's way, the flags of
-a plain file just made); the path is still audited.  While an update
+began (a clone's, or after ``hg clone -U``), three calls per file whose
+answer is known are skipped (a directory in the file's way, the unlink of
+a file not there yet, the flags of a plain file just made); the path is
+still audited.  Each worker process gets a run of whole directories (the
+kernel lets one create at a time into a directory; Mercurial deals files
+to its workers in turn), and on a filesystem known slow (found so by an
+apply of the same command, as in ``hg clone``, or measured by ``hg
+debugfastio``) twice Mercurial's number of workers start, unless
+``worker.numcpus`` is set.  While an update
 applies its actions the command's objects are frozen out of Python's
 garbage collector (``gc.freeze``): its worker processes neither scan them
 nor copy them.
