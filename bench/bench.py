@@ -52,11 +52,30 @@ The whole clone a user waits for (``e2e.py``, issue 24): ``hg clone
 http://`` from a stream v2 clone bundle on a second, static http server,
 checkout included (``e2e``), and ``hg update`` from null to tip
 (``update``), stock and fastio alternating, locally and under the ``net``
-model (``E2E_PLAN``; ``make bench`` runs the 10k rows and the 100k clone,
-``make bench-e2e`` all of them).
+model, and the 10k rows under ``fuse`` too (the client's repository on the
+mount, a new name each run, as the fuse apply rows'; ``E2E_PLAN``; ``make
+bench`` runs the 10k rows and the 100k clone, ``make bench-e2e`` all of
+them).
 
-usage: bench.py [--quick] [--plan NAME,...] [--runs-scale X] [--demo]
-                [--files N] [--workdir DIR]
+A busy machine (``10k-busy``): the 10k rows' stream v2 apply (5 runs)
+and zstd changegroup unbundle (3 runs) on tmpfs, stock and fastio
+alternating, each command with two CPU-bound processes (``sh -c 'while
+:; do :; done'``) started before it and killed after it; fastio's runs
+set ``fastio.report`` and the table gives its writer's peak thread count
+(median and max of the runs) beside the medians and fastio / stock.
+
+``--quick`` leaves out the 100k rows, the fuse rows and the fuse cells
+of e2e and update; ``--plan`` names rows of any of the plans (PLAN,
+CG_PLAN, E2E_PLAN); ``--models`` keeps only the latency models named in
+the apply and e2e rows it runs (e.g. ``--plan e2e,update,10k-busy
+--models fuse``: the fuse cells and the busy row alone; 10k-busy and
+overhead have no model).  Rows under ``fuse`` are skipped, with a line
+that says why, where FUSE can't be mounted.  ``--workdir`` (default
+/dev/shm/hg-fastio-bench) holds the repositories, bundles and mounts:
+two benches at once want two.
+
+usage: bench.py [--quick] [--plan NAME,...] [--models NAME,...]
+                [--runs-scale X] [--demo] [--files N] [--workdir DIR]
 """
 
 import argparse

@@ -2,7 +2,11 @@
 
 Two rows, stock and fastio (the extension on the client only) taking
 turns, on a ``makerepo.py`` repository, locally (tmpfs) and under the
-latency models of ``bench.MODELS`` (the shim on the client only):
+latency models of ``bench.MODELS`` (the shim on the client only; under
+``fuse`` the client's repository, store and working copy, is on the FUSE
+mount, the servers and the source on tmpfs: a new name each run, as the
+kernel keeps a name a second, the last one removed through the backing
+directory; ``bench.FuseDestinations``):
 
   e2e     ``hg clone http://...`` end to end, checkout included: a stock
           ``hg serve`` of the source advertises (clonebundles.manifest) a
@@ -11,14 +15,17 @@ latency models of ``bench.MODELS`` (the shim on the client only):
           it, pulls what is left (nothing) and checks out the tip
   update  ``hg update tip`` from null: the checkout alone, in a fresh
           ``hg clone -U`` of the source (its store hard-linked, made
-          untimed and without the shim before each run)
+          untimed and without the shim before each run; under ``fuse``
+          in the backing directory, at tmpfs speed)
 
 Every run is checked: ``hg verify -q``, ``hg status`` empty, and for e2e
 that the client fetched the clone bundle (the static server's log).  On
 the first run of each model fastio's result is compared with stock's:
 the store (``fixtures/storecompare.py --content-only``: stock's stream writer
 gives revlogs mode 0777 minus umask) and the working copy (names, types,
-modes, symlink targets, contents: ``worktree_diff``).
+modes, symlink targets, contents: ``worktree_diff``).  Under ``fuse``
+the checks read the backing directory (the same files, without the
+model's latency).
 """
 
 import os
