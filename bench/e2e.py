@@ -30,10 +30,10 @@ model's latency).
 
 import os
 import shutil
-from contextlib import nullcontext
 import statistics
 import subprocess
 import sys
+from contextlib import nullcontext
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # what the benchmarks share with the tests (fixtures/: repository
@@ -186,11 +186,12 @@ def alternate(rounds, dests, workdir, run, compare, each):
     """``rounds`` rounds of stock then fastio, as ``cgpaths.alternate``,
     each run into the next of ``dests`` (``dests.next()``: ``(path, the
     same without the model)``, on a mount a new name every run) or, where
-    the model has no mount (no ``dests``, or ``(None, None)``), into one directory of
-    ``workdir`` per variant: ``run(variant, path, seen)`` gives a sample,
-    ``each(variant, seen)`` is called after every run, and the first
-    round's results are compared (``compare(stock's, fastio's)``, None or
-    what differs): ``({variant: [samples]}, what differs)``."""
+    the model has no mount (no ``dests``, or ``(None, None)``), into one
+    directory of ``workdir`` per variant: ``run(variant, path, seen)``
+    gives a sample, ``each(variant, seen)`` is called after every run,
+    and the first round's results are compared (``compare(stock's,
+    fastio's)``, None or what differs): ``({variant: [samples]}, what
+    differs)``."""
     samples = {"stock": [], "fastio": []}
     problem = None
     ref = os.path.join(workdir, "e2e-ref")
