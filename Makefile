@@ -108,7 +108,8 @@ bench-cg: $(STAMP)
 # the whole clone a user waits for (bench/e2e.py, issue 24): hg clone
 # http:// from a stream v2 clone bundle on a second, static http server,
 # checkout included, and hg update from null to tip, stock vs fastio,
-# locally and under the net latency model: 10k files (3 runs) and 100k
+# locally and under the net latency model (and the fuse model, the client's
+# repository on the FUSE mount, at 10k files): 10k files (3 runs) and 100k
 # files (1 run; stock under the model takes minutes); make bench runs all
 # but update-100k
 bench-e2e: $(STAMP)

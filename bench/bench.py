@@ -52,16 +52,36 @@ The whole clone a user waits for (``e2e.py``, issue 24): ``hg clone
 http://`` from a stream v2 clone bundle on a second, static http server,
 checkout included (``e2e``), and ``hg update`` from null to tip
 (``update``), stock and fastio alternating, locally and under the ``net``
-model (``E2E_PLAN``; ``make bench`` runs the 10k rows and the 100k clone,
-``make bench-e2e`` all of them).
+model, and the 10k rows under ``fuse`` too (the client's repository on the
+mount, a new name each run, as the fuse apply rows'; ``E2E_PLAN``; ``make
+bench`` runs the 10k rows and the 100k clone, ``make bench-e2e`` all of
+them).
 
-usage: bench.py [--quick] [--plan NAME,...] [--runs-scale X] [--demo]
-                [--files N] [--workdir DIR]
+A busy machine (``10k-busy``): the 10k rows' stream v2 apply (5 runs)
+and zstd changegroup unbundle (3 runs) on tmpfs, stock and fastio
+alternating, each command with two CPU-bound processes (``sh -c 'while
+:; do :; done'``) started before it and killed after it; fastio's runs
+set ``fastio.report`` and the table gives its writer's peak thread count
+(median and max of the runs) beside the medians and fastio / stock.
+
+``--quick`` leaves out the 100k rows, the fuse rows and the fuse cells
+of e2e and update; ``--plan`` names rows of any of the plans (PLAN,
+CG_PLAN, E2E_PLAN); ``--models`` keeps only the latency models named in
+the apply and e2e rows it runs (e.g. ``--plan e2e,update,10k-busy
+--models fuse``: the fuse cells and the busy row alone; 10k-busy and
+overhead have no model).  Rows under ``fuse`` are skipped, with a line
+that says why, where FUSE can't be mounted.  ``--workdir`` (default
+/dev/shm/hg-fastio-bench) holds the repositories, bundles and mounts:
+two benches at once want two.
+
+usage: bench.py [--quick] [--plan NAME,...] [--models NAME,...]
+                [--runs-scale X] [--demo] [--files N] [--workdir DIR]
 """
 
 import argparse
 import filecmp
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -147,16 +167,24 @@ PLAN = [
     ("10k-fuse", 10000, "v2", ["fuse"], ["stock", "stock-par", "fastio"], 3),
     ("10k-cg-fuse", 10000, "cgz", ["fuse"], ["stock", "fastio"], 3),
     ("100k-fuse", 100000, "v2", ["fuse"], ["stock-par", "fastio"], 1),
+    # a busy machine: no model, BURNERS CPU-bound processes beside each
+    # command; the stream v2 apply and the zstd changegroup unbundle, runs
+    # of each (see measure_busy)
+    ("10k-busy", 10000, None, [], ["stock", "fastio"], {"v2": 5, "cgz": 3}),
     # not an apply: the per-command cost (see measure_overhead)
     ("overhead", 0, None, [], [], OVERHEAD_PAIRS),
 ]
-# (not the fuse rows: stock's serial writer alone takes ~70 s of 10k-fuse)
+# rows of their own kind: no latency model
+SPECIAL = {"10k-busy", "overhead"}
+# (not the fuse rows, nor the fuse cells of e2e and update: stock's
+# serial writer alone takes ~70 s of 10k-fuse)
 QUICK = [
     "tiny",
     "small",
     "10k",
     "10k-latency",
     "10k-cg",
+    "10k-busy",
     "overhead",
     "10k-paths",
     "e2e",
@@ -178,8 +206,9 @@ CG_DEFAULT = ["10k-paths"]
 # the whole clone and the checkout (e2e.py): (name, kind, size, runs of
 # each model), stock and fastio alternating
 E2E_PLAN = [
-    ("e2e", "e2e", 10000, {"none": 3, "net": 3}),
-    ("update", "update", 10000, {"none": 3, "net": 3}),
+    # fuse: the client's repository on the mount (FuseDestinations)
+    ("e2e", "e2e", 10000, {"none": 3, "net": 3, "fuse": 3}),
+    ("update", "update", 10000, {"none": 3, "net": 3, "fuse": 3}),
     # stock under the net model: about 5 minutes a run; locally a run in
     # ten takes half as long again (system time doubled, either variant:
     # 20.5 s instead of 16.4 s for stock, 13.0 s instead of 10.3 s for
@@ -259,13 +288,13 @@ def reference(workdir, size, fmt, bundle, env):
     return ref
 
 
-def timed(cmd, env):
+def timed(cmd, env, stderr=None):
     """``(seconds, peak RSS in MB)`` of a command."""
-    wall, usage = cgpaths.run_usage(cmd, env)
+    wall, usage = cgpaths.run_usage(cmd, env, stderr=stderr)
     return wall, usage.ru_maxrss / 1024.0
 
 
-def time_hg(workdir, variant, fmt, bundle, env, dest=None):
+def time_hg(workdir, variant, fmt, bundle, env, dest=None, extra=(), stderr=None):
     dest = dest or os.path.join(workdir, "dest")
     shutil.rmtree(dest, ignore_errors=True)
     clean = dict(env)
@@ -276,8 +305,8 @@ def time_hg(workdir, variant, fmt, bundle, env, dest=None):
         os.unlink(times)
     env = dict(env, FASTIO_BENCH_TIMES=times)
     cmd = [HG, "--config", "extensions.benchtimer=%s" % TIMER, "-R", dest]
-    cmd += VARIANTS[variant] + ["unbundle", "-q", bundle]
-    wall, rss = timed(cmd, env)
+    cmd += VARIANTS[variant] + list(extra) + ["unbundle", "-q", bundle]
+    wall, rss = timed(cmd, env, stderr)
     with open(times) as f:
         body = float(f.read().split()[-1])
     return body, wall, rss, dest
@@ -358,6 +387,129 @@ class LocalDestinations:
 
     def next(self):
         return None, None
+
+
+# the busy machine (10k-busy): CPU-bound processes beside each measured
+# command, one a core of the machine the bench is sized for (2 cores), as
+# a build or a test run beside the clone would keep it
+BURNERS = 2
+# fastio.report's line with the writer's peak thread count
+THREADS = re.compile(rb"fastio: closes: \d+, in background: \d+, threads: (\d+)")
+
+
+class Burners:
+    """``n`` CPU-bound processes, from entering to leaving: started before
+    a measured command and killed after it, the same for every variant."""
+
+    def __init__(self, n=BURNERS):
+        self.n = n
+        self.procs = []
+
+    def __enter__(self):
+        self.procs = [
+            subprocess.Popen(["sh", "-c", "while :; do :; done"])
+            for __ in range(self.n)
+        ]
+        return self
+
+    def __exit__(self, *exc):
+        for proc in self.procs:
+            proc.kill()
+        for proc in self.procs:
+            proc.wait()
+        self.procs = []
+
+
+def measure_busy(workdir, data, size, formats, env, checked, runs_scale):
+    """The same applies as the rows' (``time_hg``, tmpfs, no model),
+    stock and fastio taking turns, each beside ``Burners``, ``formats``
+    ``{format: runs}``: ``{format: {variant: [(body, wall, RSS,
+    threads)]}}``, threads being the writer's peak thread count from
+    ``fastio.report`` (fastio only; None where no report line said it)."""
+    out = {}
+    report = os.path.join(workdir, "busy-report")
+    for fmt, runs in formats.items():
+        runs = max(1, int(round(runs * runs_scale)))
+        samples = out[fmt] = {"stock": [], "fastio": []}
+        for __ in range(runs):
+            for variant in samples:
+                extra = []
+                if variant == "fastio":
+                    # (a few lines to stderr at the end: stock's stderr
+                    # goes to the same file)
+                    extra = ["--config", "fastio.report=yes"]
+                with open(report, "wb") as err, Burners():
+                    body, wall, rss, dest = time_hg(
+                        workdir, variant, fmt, data[fmt], env, extra=extra, stderr=err
+                    )
+                threads = None
+                if extra:
+                    with open(report, "rb") as f:
+                        found = [int(n) for n in THREADS.findall(f.read())]
+                    threads = max(found) if found else None
+                samples[variant].append((body, wall, rss, threads))
+                # checked once per variant, the burners stopped
+                key = (size, fmt, variant, "busy")
+                if key not in checked:
+                    if fmt == "v2":
+                        src = data["repo"]
+                    else:
+                        src = reference(workdir, size, fmt, data[fmt], env)
+                    check(dest, src, fmt, variant, env)
+                    checked.add(key)
+    return out
+
+
+def busy_medians(by):
+    """``(stock body, stock wall, fastio body, fastio wall, threads
+    median, threads max)``; the threads None where no run reported them."""
+    med = [statistics.median(x[i] for x in by[v]) for v in by for i in (0, 1)]
+    threads = [x[3] for x in by["fastio"] if x[3] is not None]
+    if not threads:
+        return tuple(med) + (None, None)
+    return tuple(med) + (statistics.median(threads), max(threads))
+
+
+def print_busy(size, busy):
+    kind = {"v2": "stream v2", "cgz": "changegroup (zstd)"}
+    print(
+        "== %d files beside %d CPU-bound processes (tmpfs): body/wall "
+        "seconds, medians ==" % (size, BURNERS)
+    )
+    print(
+        "%-24s %17s %17s %17s %13s"
+        % ("format (runs)", "stock", "fastio", "fastio/stock", "threads")
+    )
+    for fmt, by in busy.items():
+        sb, sw, fb, fw, tmed, tmax = busy_medians(by)
+        print(
+            "%-24s %17s %17s %17s %13s"
+            % (
+                "%s (%d)" % (kind[fmt], len(by["stock"])),
+                "%7.3f/%7.3f" % (sb, sw),
+                "%7.3f/%7.3f" % (fb, fw),
+                "%7.2f/%7.2f" % (fb / sb, fw / sw),
+                "-" if tmed is None else "%g/%d" % (tmed, tmax),
+            )
+        )
+    print(
+        "(threads: fastio's writer's peak thread count (fastio.report), "
+        "median/max of the runs)"
+    )
+    print()
+
+
+def busy_lines(size, busy):
+    out = []
+    for fmt, by in busy.items():
+        sb, sw, fb, fw, tmed, tmax = busy_medians(by)
+        label = "%s %s busy: fastio" % (fmt, e2e.label(size))
+        out.append("%-62s %6.2f" % (label + " / stock (body)", fb / sb))
+        out.append("%-62s %6.2f" % (label + " / stock (wall)", fw / sw))
+        if tmed is not None:
+            threads = "%g/%d" % (tmed, tmax)
+            out.append("%-62s %6s" % (label + "'s writer threads, median/max", threads))
+    return out
 
 
 def measure(workdir, data, row, shim, env, results, checked, runs_scale):
@@ -740,6 +892,11 @@ def main(argv=None):
     ap.add_argument(
         "--files", type=int, help="files of the e2e and update rows (10k, 100k)"
     )
+    ap.add_argument(
+        "--models",
+        help="only these latency models (names, commas) in the apply and the "
+        "e2e rows (not in 10k-busy and overhead, which have none)",
+    )
     args = ap.parse_args(argv)
     plan = PLAN
     cgplan = [row for row in CG_PLAN if row[0] in CG_DEFAULT]
@@ -759,6 +916,14 @@ def main(argv=None):
         plan = [row for row in PLAN if row[0] in QUICK]
         cgplan = [row for row in CG_PLAN if row[0] in QUICK]
         e2eplan = [row for row in E2E_PLAN if row[0] in QUICK]
+    allowed = set(MODELS)
+    if args.models:
+        wanted = args.models.split(",")
+        if set(wanted) - allowed:
+            ap.error("no such model: %s" % ", ".join(sorted(set(wanted) - allowed)))
+        allowed = set(wanted)
+    if args.quick and not args.plan:
+        allowed -= MOUNTED
 
     if not os.path.isdir(os.path.dirname(args.workdir)):
         args.workdir = os.path.join(tempfile.gettempdir(), "hg-fastio-bench")
@@ -777,19 +942,25 @@ def main(argv=None):
     if not parallel:
         print("(no parallel stream writer in this release: no stock-par column)")
     print()
-    if any(set(row[3]) & MOUNTED for row in plan):
+    used = {m for row in plan for m in row[3]}
+    used |= {m for row in e2eplan for m in row[3]}
+    if used & allowed & MOUNTED:
         ok, why = fusemount.available()
         if not ok:
-            print("(skipping the fuse model's rows: %s)" % why)
-            plan = [
-                row[:3] + ([m for m in row[3] if m not in MOUNTED],) + row[4:]
-                for row in plan
-            ]
-            plan = [row for row in plan if row[3] or row[0] == "overhead"]
+            print("(skipping the fuse model's rows and cells: %s)" % why)
+            allowed -= MOUNTED
+    plan = [row[:3] + ([m for m in row[3] if m in allowed],) + row[4:] for row in plan]
+    plan = [row for row in plan if row[3] or row[0] in SPECIAL]
+    e2eplan = [
+        row[:3] + ({m: n for m, n in row[3].items() if m in allowed},)
+        for row in e2eplan
+    ]
+    e2eplan = [row for row in e2eplan if row[3]]
     results = {}
     checked = set()
     data = {}
     overhead = args.demo is False and (not args.plan or "overhead" in args.plan)
+    busy = {}
     for row in plan:
         if row[0] == "overhead":
             continue
@@ -799,6 +970,12 @@ def main(argv=None):
         if size not in data:
             data[size] = prepare(args.workdir, size, env)
         start = time.time()
+        if name == "10k-busy":
+            busy[size] = measure_busy(
+                args.workdir, data[size], size, runs, env, checked, args.runs_scale
+            )
+            print("(%s: %.0f s)" % (name, time.time() - start), flush=True)
+            continue
         measure(
             args.workdir,
             data[size],
@@ -843,12 +1020,19 @@ def main(argv=None):
             runs,
             env,
             lambda model: model_env(env, model, shim),
+            lambda model: (
+                FuseDestinations(args.workdir)
+                if model in MOUNTED
+                else LocalDestinations()
+            ),
         )
         e2eresults.append((name, kind, size, runs) + got)
         print("(%s: %.0f s)" % (name, time.time() - start), flush=True)
     print()
     for size, fmt in sorted({(s, f) for (s, f, __, __) in results}):
         print_table(size, fmt, results)
+    for size, got in busy.items():
+        print_busy(size, got)
     for name, repo, samples, same, runs in cgresults:
         cgpaths.print_table(name, repo, cgpaths.repo_stats(repo), samples, same, runs)
     for name, kind, size, runs, samples, ok, same in e2eresults:
@@ -860,6 +1044,8 @@ def main(argv=None):
         )
         print("(overhead: %.0f s)" % (time.time() - start), flush=True)
     lines = []
+    for size, got in busy.items():
+        lines += busy_lines(size, got)
     for name, repo, samples, same, runs in cgresults:
         lines += cgpaths.summary_lines(name, samples)
     for name, kind, size, runs, samples, ok, same in e2eresults:

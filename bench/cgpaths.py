@@ -69,11 +69,13 @@ REPOS = {
 }
 
 
-def run_usage(cmd, env, cwd=None):
+def run_usage(cmd, env, cwd=None, stderr=None):
     """``(wall seconds, rusage)`` of a command that must succeed; the
     rusage counts the processes it reaped (Linux ``wait4``)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=stderr
+    )
     __, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     code = os.waitstatus_to_exitcode(status)

@@ -2,7 +2,11 @@
 
 Two rows, stock and fastio (the extension on the client only) taking
 turns, on a ``makerepo.py`` repository, locally (tmpfs) and under the
-latency models of ``bench.MODELS`` (the shim on the client only):
+latency models of ``bench.MODELS`` (the shim on the client only; under
+``fuse`` the client's repository, store and working copy, is on the FUSE
+mount, the servers and the source on tmpfs: a new name each run, as the
+kernel keeps a name a second, the last one removed through the backing
+directory; ``bench.FuseDestinations``):
 
   e2e     ``hg clone http://...`` end to end, checkout included: a stock
           ``hg serve`` of the source advertises (clonebundles.manifest) a
@@ -11,14 +15,17 @@ latency models of ``bench.MODELS`` (the shim on the client only):
           it, pulls what is left (nothing) and checks out the tip
   update  ``hg update tip`` from null: the checkout alone, in a fresh
           ``hg clone -U`` of the source (its store hard-linked, made
-          untimed and without the shim before each run)
+          untimed and without the shim before each run; under ``fuse``
+          in the backing directory, at tmpfs speed)
 
 Every run is checked: ``hg verify -q``, ``hg status`` empty, and for e2e
 that the client fetched the clone bundle (the static server's log).  On
 the first run of each model fastio's result is compared with stock's:
 the store (``fixtures/storecompare.py --content-only``: stock's stream writer
 gives revlogs mode 0777 minus umask) and the working copy (names, types,
-modes, symlink targets, contents: ``worktree_diff``).
+modes, symlink targets, contents: ``worktree_diff``).  Under ``fuse``
+the checks read the backing directory (the same files, without the
+model's latency).
 """
 
 import os
@@ -26,6 +33,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+from contextlib import nullcontext
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # what the benchmarks share with the tests (fixtures/: repository
@@ -44,7 +52,6 @@ from cgpaths import (  # noqa: E402
     HEAD,
     STORECOMPARE,
     TIMER,
-    alternate,
     cells,
     run_usage,
     yes_no,
@@ -113,10 +120,13 @@ class Row:
             unadvertise(self.repo)
             self.static.stop()
 
-    def run(self, variant, dest, menv):
+    def run(self, variant, dest, menv, seen=None):
         """``(body, wall, CPU, peak RSS MB)`` of one run into ``dest``
-        under the model's environment ``menv``."""
-        shutil.rmtree(dest, ignore_errors=True)
+        under the model's environment ``menv``; ``seen``: the same
+        directory without the model (a mount's backing directory), where
+        what is not timed is done."""
+        seen = seen or dest
+        shutil.rmtree(seen, ignore_errors=True)
         if os.path.exists(self.times):
             os.unlink(self.times)
         cmd = [HG, "--config", "extensions.benchtimer=%s" % TIMER]
@@ -127,8 +137,10 @@ class Row:
             cmd += ["clone", "-q", self.server.url, dest]
             before = self.static.gets(self.bundle)
         else:
+            # (untimed: at tmpfs speed, the store hard-linked, even when
+            # the checkout is timed on a mount)
             subprocess.run(
-                [HG, "clone", "-q", "-U", self.repo, dest], env=self.env, check=True
+                [HG, "clone", "-q", "-U", self.repo, seen], env=self.env, check=True
             )
             cmd += ["-R", dest, "update", "-q", "tip"]
         wall, usage = run_usage(cmd, dict(menv, FASTIO_BENCH_TIMES=self.times))
@@ -170,11 +182,55 @@ def same_as(reference, dest, kind, env):
     return "; ".join(problems) or None
 
 
-def measure(kind, workdir, data, runs, env, model_envs):
+def alternate(rounds, dests, workdir, run, compare, each):
+    """``rounds`` rounds of stock then fastio, as ``cgpaths.alternate``,
+    each run into the next of ``dests`` (``dests.next()``: ``(path, the
+    same without the model)``, on a mount a new name every run) or, where
+    the model has no mount (no ``dests``, or ``(None, None)``), into one
+    directory of ``workdir`` per variant: ``run(variant, path, seen)``
+    gives a sample, ``each(variant, seen)`` is called after every run,
+    and the first round's results are compared (``compare(stock's,
+    fastio's)``, None or what differs): ``({variant: [samples]}, what
+    differs)``."""
+    samples = {"stock": [], "fastio": []}
+    problem = None
+    ref = os.path.join(workdir, "e2e-ref")
+    made = set()
+    try:
+        for i in range(rounds):
+            for variant in ("stock", "fastio"):
+                dest, seen = dests.next() if dests else (None, None)
+                if dest is None:
+                    dest = seen = os.path.join(workdir, "e2e-dest-%s" % variant)
+                made.add(seen)
+                samples[variant].append(run(variant, dest, seen))
+                each(variant, seen)
+                if i:
+                    continue
+                if variant == "stock":
+                    # (off the mount by a rename in its backing directory:
+                    # the next destination's removes the last one's)
+                    shutil.rmtree(ref, ignore_errors=True)
+                    os.rename(seen, ref)
+                else:
+                    problem = compare(ref, seen)
+                    shutil.rmtree(ref)
+    finally:
+        for path in made | {ref}:
+            shutil.rmtree(path, ignore_errors=True)
+    return samples, problem
+
+
+def measure(kind, workdir, data, runs, env, model_envs, destinations=None):
     """One row, ``runs`` rounds of each model (``{model: runs}``):
     ``{model: {variant: [samples]}}``, and per model whether
     every run checked out (``ok``) and fastio's result was stock's
-    (``same``)."""
+    (``same``).  ``destinations(model)``: a context manager whose
+    ``next()`` gives where each run clones or checks out (see
+    ``alternate``; ``bench.FuseDestinations`` for the fuse model: the
+    client's repository on the mount, the servers and the source on
+    tmpfs); by default fixed directories in ``workdir``.  The
+    checks read the results without the model."""
     row = Row(kind, workdir, data, env)
     samples, ok, same = {}, {}, {}
 
@@ -188,13 +244,16 @@ def measure(kind, workdir, data, runs, env, model_envs):
         for model, rounds in runs.items():
             menv = model_envs(model)
             ok[model] = True
-            samples[model], problem = alternate(
-                rounds,
-                lambda variant: os.path.join(workdir, "e2e-dest-%s" % variant),
-                lambda variant, dest: row.run(variant, dest, menv),
-                lambda ref, dest: same_as(ref, dest, kind, env),
-                each,
-            )
+            mounts = destinations(model) if destinations else nullcontext()
+            with mounts as dests:
+                samples[model], problem = alternate(
+                    rounds,
+                    dests,
+                    workdir,
+                    lambda variant, dest, seen: row.run(variant, dest, menv, seen),
+                    lambda ref, dest: same_as(ref, dest, kind, env),
+                    each,
+                )
             same[model] = problem is None
             if problem:
                 print("%s %s: NOT the same as stock: %s" % (kind, model, problem))
