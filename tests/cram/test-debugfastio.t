@@ -183,7 +183,7 @@ parts of the modules this command loaded are in force, the apply's not yet
     stream apply (at load): not yet
     changegroup machinery (at first use): not yet
   $ hg debugfastio -v --files 4 | grep -c ' <- '
-  45
+  47
 
 Enabled by path from a copy of the package without its C helpers (a
 checkout where they were not built), it says so and what is lost
