@@ -39,7 +39,9 @@ directories instead.  When the working copy's filesystem is known slow (an
 apply of this command found it so: the checkout of ``hg clone``; or ``hg
 debugfastio`` measured it), the update starts twice Mercurial's number of
 workers (at most 32), which wait on round trips rather than on the
-processor; never when ``worker.numcpus`` is set.  And while an update applies its actions, the objects the
+processor; never when ``worker.numcpus`` is set.
+
+And while an update applies its actions, the objects the
 command has made so far are frozen out of the garbage collector
 (``gc.freeze``), so that the worker processes forked for the files
 neither scan them nor copy their pages by touching them.  ``gc.freeze``

@@ -415,6 +415,9 @@ class RevlogOpener:
         return False
 
     def _in_new_dir(self, path):
+        if not self._new_dirs:
+            # (a pull into existing directories: no walk per new revlog)
+            return False
         directory = posixpath.dirname(path)
         created = self._new_dirs.get(directory)
         if created is not None:

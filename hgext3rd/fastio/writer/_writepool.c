@@ -124,8 +124,9 @@ error:
  * descriptor and its name in a ring of `capacity` slots (the bound on
  * pending closes) and goes on; the threads take them in order (but for
  * the creates of a directory another thread is creating in: see the
- * lanes) and record each task's errno in its slot.  The main thread frees the slots (and
- * keeps the first failure with its name) when it next submits or drains.
+ * lanes) and record each task's errno in its slot.  The main thread frees
+ * the slots (and keeps the first failure with its name) when it next
+ * submits or drains.
  *
  * Wake-ups cost a system call each, so the main thread makes as few as it
  * can: it signals an idle thread only when no wake-up is already on its way
