@@ -6,6 +6,7 @@ and stock's path checks still refusing what they refuse."""
 import os
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -250,14 +251,21 @@ def test_more_workers_on_a_filesystem_known_slow(source, monkeypatch):
     whenever worker.numcpus is set."""
     tmp, env, src = source
     sys.path.insert(0, os.path.dirname(os.path.dirname(EXTPATH)))
-    from mercurial import extensions, hg, ui as uimod
+    from mercurial import hg, ui as uimod
 
-    from hgext3rd.fastio import checkout as co, compat
+    from hgext3rd.fastio import checkout as co, compat, config
     from hgext3rd.fastio.writer import filewriter
 
+    # (the extension is not loaded here: its wrappers would stay in this
+    # process for the tests after this one; no probe entry either)
+    monkeypatch.setattr(
+        config,
+        "settings",
+        lambda ui: types.SimpleNamespace(
+            write_mode=config.MODE_AUTO, probe_max_age_s=0, threshold_ns=0
+        ),
+    )
     ui = uimod.ui.load()
-    ui.setconfig(b"extensions", b"fastio", EXTPATH.encode())
-    extensions.loadall(ui)
     repo = hg.repository(ui, str(src).encode())
     base = repo.wvfs.base
     ui = repo.ui
