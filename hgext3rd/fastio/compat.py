@@ -160,6 +160,28 @@ def _config_registered(ui, section, name):
     return knownconfig.get(section, {}).get(name) is not None
 
 
+# == hg <= 7.0 ===============================================================
+# 7.1 added repo.file's ``writable`` (a filelog opened to be written).
+
+
+# hg <= 7.0 (7.1 added repo.file's writable)
+def writable_filelog(repo, name):
+    """Filelog ``name`` opened to be written (inside a transaction)."""
+    cls = type(repo)
+    if cls not in _FILE_TAKES_WRITABLE:
+        try:
+            params = inspect.signature(repo.file).parameters
+        except (TypeError, ValueError):
+            params = ()
+        _FILE_TAKES_WRITABLE[cls] = "writable" in params
+    if _FILE_TAKES_WRITABLE[cls]:
+        return repo.file(name, writable=True)
+    return repo.file(name)
+
+
+_FILE_TAKES_WRITABLE = {}
+
+
 # == hg <= 7.1 ===============================================================
 # 7.2 added the store's file index (with its radix rule), gave the store's
 # vfs a ``base``, and moved clone to mercurial.cmd_impls.clone.
@@ -416,6 +438,33 @@ def mmap_index_threshold(svfs):
         return (getattr(data_config, "mmap_index_threshold", None),)
     # (a store whose options no supported release made)
     return (options.get(b"mmapindexthreshold"),)
+
+
+def bind_args(func, *args, **kwargs):
+    """``{parameter: value}`` of a call of ``func`` (its defaults filled
+    in), or None if the arguments do not fit its signature."""
+    try:
+        bound = inspect.signature(func).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return None
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def changegroup_unpacker_classes():
+    """The unpacker classes of the changegroup versions Mercurial knows
+    (``changegroup._packermap``: ``{version: (packer, unpacker)}``)."""
+    from mercurial import changegroup
+
+    return {entry[1] for entry in changegroup._packermap.values()}
+
+
+def split_index_files(fl):
+    """``(index, split index)`` of a filelog's revlog: the split of an
+    inline revlog writes the second and renames it over the first when the
+    transaction closes (``revlog._enforceinlinesize``)."""
+    rl = fl._revlog
+    return rl._indexfile, rl._split_index_file
 
 
 # == hg > 7.2: the internals the extension wraps or calls ===================

@@ -116,13 +116,23 @@ def _is_small(args, kwargs):
 
 def addchangegroupfiles(orig, repo, source, revmap, trp, expected, *args, **kw):
     small = getattr(_small, "current", None)
-    if small is None or small[0] is not source or expected < SMALL_FILES:
+    if small is None or small[0] is not source:
+        if expected < SMALL_FILES:
+            return orig(repo, source, revmap, trp, expected, *args, **kw)
+        # (the files of a changegroup that is not small: in worker processes
+        # when they are enough)
+        from .apply import parallel
+
+        return parallel.apply_files(orig, repo, source, revmap, trp, expected, *args, **kw)
+    if expected < SMALL_FILES:
         return orig(repo, source, revmap, trp, expected, *args, **kw)
-    from .apply import changegroup
+    from .apply import changegroup, parallel
 
     return changegroup.engaged(
         b"changegroup files",
-        lambda: orig(repo, source, revmap, trp, expected, *args, **kw),
+        lambda: parallel.apply_files(
+            orig, repo, source, revmap, trp, expected, *args, **kw
+        ),
         source,
         repo,
         small[1],

@@ -247,3 +247,13 @@ def _waiting_first(orig, self, *args, **kwargs):
     if opener is not None:
         opener.forget()
     return orig(self, *args, **kwargs)
+
+
+def stock_in_this_process():
+    """A forked worker of a parallel apply (``parallel``) writes as stock
+    writes: the opener, its writer's threads and the compression ahead are
+    its parent's (the threads do not exist in the fork)."""
+    _applying.opener = None
+    from . import compressors
+
+    compressors.stop_taking()

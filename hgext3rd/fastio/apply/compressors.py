@@ -122,6 +122,12 @@ def taking(ahead):
         here.ahead = None
 
 
+def stop_taking():
+    """This thread's compressors take nothing made ahead any more (a forked
+    worker: the thread making them stayed in the parent)."""
+    _sharing_here.ahead = None
+
+
 @contextlib.contextmanager
 def shared():
     here = _sharing_here

@@ -1,0 +1,512 @@
+"""A changegroup's file revlogs applied by worker processes.
+
+After the changelog and the manifests, a changegroup is one group of
+deltas per file, and each group depends only on its own filelog and on the
+changelog's node -> rev map (the linkrevs).  Stock applies them one after
+the other on one core (``changegroup._addchangegroupfiles``): on a
+history-rich repository that is two thirds of an apply, delta computation
+and compression in Python.  Here, when the files begin, the applying
+process forks workers (they share the loaded Mercurial, the repository,
+its extensions and the changelog with the new changesets); the parent
+reads the changegroup once, each file's group whole (its chunks, framed as
+they came), and hands it to the next free worker, which applies it with
+Mercurial's own ``filelog.addgroup`` (the same deltas, the same
+compression: the same bytes as stock).
+
+The transaction stays the parent's.  A worker applies with a stand-in
+(:class:`_ParentsTransaction`) that asks the parent, and waits for the
+answer, for everything a revlog asks of a transaction: ``add`` (a file's
+offset journaled before the worker writes it), ``findoffset``,
+``addbackup``, ``registertmp``; the split of an inline revlog has its
+finalization (the split index renamed over the old one) registered in the
+parent's transaction.  The store's file list (fncache) entries a worker
+adds go back to the parent with the end of each file.  A worker never
+writes a journal, never closes or aborts the transaction, and dies with its
+parent (``PR_SET_PDEATHSIG`` on Linux; elsewhere at the end of its file).
+
+A failure in a worker (any exception: a bad delta, a censored base, a full
+disk) is raised by the parent, as stock raises it, after every worker has
+been stopped: the transaction then rolls back what they wrote, since every
+file they wrote was journaled first.  An interrupt stops them the same way.
+
+Used for changegroups of ``devel.fastio.parallel-min-files`` files or more
+(``fastio.apply-workers`` workers: by default one per core, none with one
+core), where nothing needs the one-process order: not with
+``server.validate`` (it checks files against manifests as they come), a
+callback per file revision (sidedata), ``--debug``'s delta statistics,
+another extension wrapping the same function, a file index, revlog v2, an
+unpacker Mercurial does not list, or without ``fork``.  A group larger than
+its share of ``fastio.apply-memory`` is applied by the parent itself, read
+on from the changegroup as stock reads it.
+"""
+
+import io
+import os
+import pickle
+import signal
+import socket
+import warnings
+
+from mercurial import changegroup as cgmod, error
+from mercurial.i18n import _
+from mercurial.utils import stringutil
+
+from .. import compat
+
+# a changegroup of fewer files is applied in one process (forking the
+# workers and handing groups over costs more than it saves: measured)
+DEFAULT_MIN_FILES = 256
+# workers at most when the option says "auto"
+MAX_AUTO_WORKERS = 8
+
+# what the parent answers a worker's request with
+_OK = 0
+_FAILED = 1
+
+# the split of an inline revlog (revlog._enforceinlinesize) registers
+# callbacks under this prefix (6.7 to 7.2)
+_SPLIT_CATEGORY = b"001-revlog-split-"
+
+
+def worker_count(ui):
+    """The workers ``fastio.apply-workers`` asks for (0: none)."""
+    value = ui.config(b"fastio", b"apply-workers").strip().lower()
+    if value in (b"auto", b""):
+        cores = _cores()
+        return min(cores, MAX_AUTO_WORKERS) if cores >= 2 else 0
+    try:
+        count = int(value)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise error.ConfigError(
+            _(b"fastio.apply-workers must be auto or a number of workers, not %s")
+            % value
+        )
+    return min(count, 64)
+
+
+def _cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def why_not(orig, repo, source, bound):
+    """Why this apply of files stays in one process (bytes), or None."""
+    if not hasattr(os, "fork"):
+        return b"no fork on this platform"
+    if getattr(orig, "_origfunc", None) is not None:
+        return b"_addchangegroupfiles is wrapped by another extension"
+    if bound is None:
+        return b"_addchangegroupfiles takes other arguments"
+    if bound.get("needfiles"):
+        return b"server.validate checks the files as they come"
+    if bound.get("addrevisioncb") is not None:
+        return b"a callback per file revision (sidedata)"
+    if bound.get("debug_info") is not None:
+        return b"delta statistics are collected"
+    if compat.fileindex(repo) is not None:
+        return b"the store has a file index"
+    if any(b"revlogv2" in r for r in repo.requirements):
+        return b"revlog v2"
+    if type(source) not in compat.changegroup_unpacker_classes():
+        return b"an unpacker Mercurial does not list"
+    return None
+
+
+def apply_files(orig, repo, source, revmap, trp, expected, *args, **kwargs):
+    """``_addchangegroupfiles`` with the file groups applied by workers when
+    that pays and is possible; else stock's."""
+    ui = repo.ui
+    workers = worker_count(ui)
+    minimum = ui.configint(b"devel", b"fastio.parallel-min-files")
+    if workers < 1 or expected < minimum:
+        return orig(repo, source, revmap, trp, expected, *args, **kwargs)
+    bound = compat.bind_args(orig, repo, source, revmap, trp, expected, *args, **kwargs)
+    reason = why_not(orig, repo, source, bound)
+    if reason is not None:
+        ui.debug(b"fastio: files applied in one process: %s\n" % reason)
+        return orig(repo, source, revmap, trp, expected, *args, **kwargs)
+    addgroup_kwargs = {
+        name: bound[name]
+        for name in ("delta_base_reuse_policy", "use_hasmeta_flag")
+        if name in bound
+    }
+    budget = ui.configbytes(b"fastio", b"apply-memory")
+    applier = _Applier(repo, source, revmap, trp, addgroup_kwargs)
+    pool = _Workers(applier, workers, max(1, budget // (workers + 1)))
+    return pool.run(expected)
+
+
+class _Applier:
+    """Applies one file's group with Mercurial's own code (a worker, or the
+    parent for a group too large to hand over)."""
+
+    def __init__(self, repo, source, revmap, trp, addgroup_kwargs):
+        self.repo = repo
+        self.source = source
+        self.revmap = revmap
+        self.trp = trp
+        self.kwargs = addgroup_kwargs
+        self.unpacker_class = type(source)
+
+    def apply(self, name, fh, tr=None):
+        """Add the group read from ``fh`` to filelog ``name``; the number of
+        revisions added."""
+        fl = compat.writable_filelog(self.repo, name)
+        if isinstance(tr, _ParentsTransaction):
+            tr.filelog = fl
+        before = len(fl)
+        deltas = self.unpacker_class(fh, b"UN").deltaiter()
+        try:
+            added = fl.addgroup(
+                deltas, self.revmap, tr if tr is not None else self.trp, **self.kwargs
+            )
+            if not added:
+                raise error.Abort(_(b"received file revlog group is empty"))
+        except error.CensoredBaseError as e:
+            raise error.Abort(_(b"received delta base is censored: %s") % e)
+        return len(fl) - before
+
+
+class _Joined(io.RawIOBase):
+    """``first`` (bytes already read), then the rest of ``stream``."""
+
+    def __init__(self, first, stream):
+        self._first = memoryview(first)
+        self._stream = stream
+
+    def readable(self):
+        return True
+
+    def read(self, size=-1):
+        if self._first:
+            if size < 0 or size >= len(self._first):
+                data, self._first = bytes(self._first), memoryview(b"")
+            else:
+                data, self._first = bytes(self._first[:size]), self._first[size:]
+            return data
+        return self._stream.read(size)
+
+
+class _Worker:
+    def __init__(self, pid, conn):
+        self.pid = pid
+        self.conn = conn
+        self.name = None  # the file it applies, None when idle
+
+
+class _Workers:
+    """The worker processes of one apply of files, and the parent's loop."""
+
+    def __init__(self, applier, count, group_budget):
+        self.applier = applier
+        self.repo = applier.repo
+        self.tr = applier.trp
+        self.count = count
+        self.group_budget = group_budget
+        self.workers = []
+        self.revisions = 0
+        self.fncache = getattr(self.repo.store, "fncache", None)
+
+    # -- the parent ----------------------------------------------------------
+
+    def run(self, expected):
+        from multiprocessing import connection
+
+        self._connection = connection
+        repo = self.repo
+        ui = repo.ui
+        source = self.applier.source
+        stream = compat.changegroup_source(source)
+        progress = ui.makeprogress(_(b"files"), unit=_(b"files"), total=expected)
+        files = 0
+        complete = False
+        self._start()
+        try:
+            for chunkdata in iter(source.filelogheader, {}):
+                files += 1
+                name = chunkdata[b"filename"]
+                ui.debug(b"adding %s revisions\n" % name)
+                progress.increment()
+                group, whole = self._read_group(stream)
+                if not whole:
+                    # too large to hold: applied here, read on as stock does
+                    self.revisions += self.applier.apply(
+                        name, io.BufferedReader(_Joined(group, stream))
+                    )
+                    continue
+                worker = self._idle_worker()
+                worker.name = name
+                worker.conn.send(name)
+                worker.conn.send_bytes(group)
+            while any(w.name is not None for w in self.workers):
+                self._serve()
+            progress.complete()
+            complete = True
+        finally:
+            self._stop(complete)
+        ui.debug(
+            b"fastio: %d files applied by %d worker processes\n" % (files, self.count)
+        )
+        return self.revisions, files
+
+    def _read_group(self, stream):
+        """``(bytes, whole)``: one file's chunks, framed, with the empty
+        chunk ending them (``whole``), or as many as fit the budget."""
+        parts = []
+        size = 0
+        while True:
+            chunk = cgmod.getchunk(stream)
+            header = cgmod.chunkheader(len(chunk)) if chunk else cgmod.closechunk()
+            parts.append(header)
+            if not chunk:
+                return b"".join(parts), True
+            parts.append(chunk)
+            size += len(chunk) + 4
+            if size > self.group_budget:
+                return b"".join(parts), False
+
+    def _start(self):
+        parent = os.getpid()
+        for _index in range(self.count):
+            mine, theirs = socket.socketpair()
+            with warnings.catch_warnings():
+                # (3.12 warns about forking a process that has threads: the
+                # worker uses none of theirs)
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    mine.close()
+                    for other in self.workers:
+                        other.conn.close()
+                    code = self._work(theirs.detach(), parent)
+                finally:
+                    os._exit(code)
+            theirs.close()
+            conn = self._connection.Connection(mine.detach())
+            self.workers.append(_Worker(pid, conn))
+
+    def _idle_worker(self):
+        while True:
+            for worker in self.workers:
+                if worker.name is None:
+                    return worker
+            self._serve()
+
+    def _serve(self):
+        """Answer what the workers ask, note the ends of their files; raise
+        what one of them failed with."""
+        ready = self._connection.wait([w.conn for w in self.workers])
+        for worker in self.workers:
+            if worker.conn not in ready:
+                continue
+            try:
+                message = worker.conn.recv()
+            except (EOFError, OSError):
+                raise error.Abort(
+                    _(b"a worker applying file revlogs died (applying %s)")
+                    % (worker.name or b"nothing")
+                )
+            kind = message[0]
+            if kind == "done":
+                _kind, revisions, entries = message
+                self.revisions += revisions
+                if self.fncache is not None:
+                    for entry in entries:
+                        self.fncache.add(entry)
+                worker.name = None
+            elif kind == "failed":
+                raise _rebuilt(message[1])
+            else:
+                worker.conn.send(self._answer(kind, message[1:]))
+
+    def _answer(self, kind, args):
+        tr = self.tr
+        try:
+            if kind == "add":
+                result = tr.add(*args)
+            elif kind == "findoffset":
+                result = tr.findoffset(*args)
+            elif kind == "addbackup":
+                result = tr.addbackup(*args)
+            elif kind == "registertmp":
+                result = tr.registertmp(*args)
+            elif kind == "split":
+                result = self._split(*args)
+            elif kind == "report":
+                result = tr._report(*args)
+            else:
+                raise error.ProgrammingError(b"fastio: unknown request %r" % kind)
+        except Exception as exc:
+            return (_FAILED, _portable(exc))
+        return (_OK, result)
+
+    def _split(self, category, old_index, new_index):
+        # what the worker's revlog registered: at the transaction's close,
+        # its split index replaces the inline one (nothing to undo at an
+        # abort but the worker's own revlog object, gone with the worker)
+        svfs = self.repo.svfs
+
+        def finalize(tr):
+            svfs.rename(new_index, old_index, checkambig=True)
+
+        self.tr.addfinalize(category, finalize)
+
+    def _stop(self, complete):
+        workers, self.workers = self.workers, []
+        for worker in workers:
+            if complete:
+                try:
+                    worker.conn.send(None)
+                except OSError:
+                    pass
+            else:
+                try:
+                    os.kill(worker.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        for worker in workers:
+            worker.conn.close()
+            try:
+                os.waitpid(worker.pid, 0)
+            except OSError:
+                pass
+
+    # -- a worker ------------------------------------------------------------
+
+    def _work(self, fd, parent):
+        """A worker's life: files until the parent says stop; the exit
+        code."""
+        _die_with(parent)
+        for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE"):
+            sig = getattr(signal, name, None)
+            if sig is not None:
+                # the parent is interrupted too and stops the workers
+                signal.signal(
+                    sig, signal.SIG_IGN if name == "SIGINT" else signal.SIG_DFL
+                )
+        conn = self._connection.Connection(fd)
+        from . import changegroup
+
+        changegroup.stock_in_this_process()
+        entries = []
+        if self.fncache is not None:
+            fncache_add = self.fncache.add
+
+            def add(entry):
+                entries.append(entry)
+                fncache_add(entry)
+
+            self.fncache.add = add
+        tr = _ParentsTransaction(conn)
+        while True:
+            try:
+                name = conn.recv()
+            except EOFError:
+                return 0
+            if name is None:
+                return 0
+            group = conn.recv_bytes()
+            try:
+                revisions = self.applier.apply(name, io.BytesIO(group), tr)
+            except BaseException as exc:
+                conn.send(("failed", _portable(exc)))
+                return 0
+            conn.send(("done", revisions, entries[:]))
+            del entries[:]
+
+
+class _ParentsTransaction:
+    """A worker's transaction: what the revlog asks of it is asked of the
+    parent's, through the worker's connection, before the worker goes on."""
+
+    def __init__(self, conn):
+        self._conn = conn
+        self._added = set()
+        self.filelog = None  # the filelog the worker applies
+
+    def _ask(self, kind, *args):
+        self._conn.send((kind,) + args)
+        status, result = self._conn.recv()
+        if status == _FAILED:
+            raise _rebuilt(result)
+        return result
+
+    def add(self, file, offset):
+        if file not in self._added:
+            self._ask("add", file, offset)
+            self._added.add(file)
+
+    def findoffset(self, file):
+        return self._ask("findoffset", file)
+
+    def addbackup(self, file, hardlink=True, location=b"", for_offset=False):
+        self._ask("addbackup", file, hardlink, location, for_offset)
+
+    def registertmp(self, tmpfile, location=b""):
+        self._ask("registertmp", tmpfile, location)
+
+    def addfinalize(self, category, callback):
+        if not category.startswith(_SPLIT_CATEGORY):
+            self._unsupported(b"a finalizer " + category)
+        old_index, new_index = compat.split_index_files(self.filelog)
+        self._ask("split", category, old_index, new_index)
+
+    def addabort(self, category, callback):
+        # the split's abort callback restores the worker's revlog object
+        if not category.startswith(_SPLIT_CATEGORY):
+            self._unsupported(b"an abort callback " + category)
+
+    def _report(self, message):
+        self._ask("report", message)
+
+    def _unsupported(self, what):
+        raise error.ProgrammingError(
+            b"fastio: a revlog applied in a worker registered %s" % what
+        )
+
+    def __getattr__(self, name):
+        raise error.ProgrammingError(
+            b"fastio: a revlog applied in a worker asked its transaction for %s"
+            % name.encode("ascii", "replace")
+        )
+
+
+def _die_with(parent):
+    """End this process when ``parent`` ends (Linux: the kernel's signal;
+    elsewhere the end of the parent's connection at the next file)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _portable(exc):
+    """What of ``exc`` crosses to the other process: the exception itself
+    when it survives pickling, else its message as an abort's."""
+    try:
+        data = pickle.dumps(exc)
+        pickle.loads(data)
+        return ("pickled", data)
+    except Exception:
+        return (
+            "message",
+            stringutil.forcebytestr(exc),
+            getattr(exc, "hint", None),
+        )
+
+
+def _rebuilt(portable):
+    if portable[0] == "pickled":
+        return pickle.loads(portable[1])
+    return error.Abort(portable[1], hint=portable[2])
