@@ -43,8 +43,10 @@ on from the changegroup as stock reads it.
 import io
 import os
 import pickle
+import select
 import signal
 import socket
+import struct
 import warnings
 
 from mercurial import changegroup as cgmod, error
@@ -53,9 +55,6 @@ from mercurial.utils import stringutil
 
 from .. import compat
 
-# a changegroup of fewer files is applied in one process (forking the
-# workers and handing groups over costs more than it saves: measured)
-DEFAULT_MIN_FILES = 256
 # workers at most when the option says "auto"
 MAX_AUTO_WORKERS = 8
 
@@ -192,14 +191,51 @@ class _Joined(io.RawIOBase):
 
 
 class _Worker:
-    def __init__(self, pid, conn):
+    def __init__(self, pid, sock):
         self.pid = pid
-        self.conn = conn
-        self.name = None  # the file it applies, None when idle
+        self.sock = sock
+        self.task = None  # the names of the files it applies, None when idle
+
+
+# a message: its payload's length, its kind, the payload
+_HEADER = struct.Struct(">IB")
+# parent -> worker: files to apply, stop, an answer
+_TASK, _STOP, _ANSWER = 1, 2, 3
+# worker -> parent: a question, the files applied, a failure
+_QUESTION, _DONE, _FAILURE = 4, 5, 6
+
+
+def _send(sock, kind, payload=b"", data=b""):
+    sock.sendall(_HEADER.pack(len(payload) + len(data), kind) + payload)
+    if data:
+        sock.sendall(data)
+
+
+def _recv(sock):
+    """``(kind, payload)`` of the next message; EOFError at the end."""
+    header = _recv_exactly(sock, _HEADER.size)
+    size, kind = _HEADER.unpack(header)
+    return kind, _recv_exactly(sock, size)
+
+
+def _recv_exactly(sock, size):
+    buf = bytearray(size)
+    view = memoryview(buf)
+    got = 0
+    while got < size:
+        n = sock.recv_into(view[got:])
+        if not n:
+            raise EOFError
+        got += n
+    return buf
 
 
 class _Workers:
     """The worker processes of one apply of files, and the parent's loop."""
+
+    # a task: files handed over together (fewer messages for small files)
+    TASK_FILES = 64
+    TASK_BYTES = 512 * 1024
 
     def __init__(self, applier, count, group_budget):
         self.applier = applier
@@ -214,9 +250,6 @@ class _Workers:
     # -- the parent ----------------------------------------------------------
 
     def run(self, expected):
-        from multiprocessing import connection
-
-        self._connection = connection
         repo = self.repo
         ui = repo.ui
         source = self.applier.source
@@ -226,6 +259,7 @@ class _Workers:
         complete = False
         self._start()
         try:
+            names, groups, size = [], [], 0
             for chunkdata in iter(source.filelogheader, {}):
                 files += 1
                 name = chunkdata[b"filename"]
@@ -238,11 +272,15 @@ class _Workers:
                         name, io.BufferedReader(_Joined(group, stream))
                     )
                     continue
-                worker = self._idle_worker()
-                worker.name = name
-                worker.conn.send(name)
-                worker.conn.send_bytes(group)
-            while any(w.name is not None for w in self.workers):
+                names.append(name)
+                groups.append(group)
+                size += len(group)
+                if len(names) >= self.TASK_FILES or size >= self.TASK_BYTES:
+                    self._hand_over(names, groups)
+                    names, groups, size = [], [], 0
+            if names:
+                self._hand_over(names, groups)
+            while any(w.task is not None for w in self.workers):
                 self._serve()
             progress.complete()
             complete = True
@@ -260,17 +298,41 @@ class _Workers:
         size = 0
         while True:
             chunk = cgmod.getchunk(stream)
-            header = cgmod.chunkheader(len(chunk)) if chunk else cgmod.closechunk()
-            parts.append(header)
             if not chunk:
+                parts.append(cgmod.closechunk())
                 return b"".join(parts), True
+            parts.append(cgmod.chunkheader(len(chunk)))
             parts.append(chunk)
             size += len(chunk) + 4
             if size > self.group_budget:
                 return b"".join(parts), False
 
+    def _hand_over(self, names, groups):
+        journaled = self._journal_new(names)
+        worker = self._idle_worker()
+        worker.task = names
+        meta = pickle.dumps((names, [len(g) for g in groups], journaled))
+        _send(worker.sock, _TASK, _LENGTH.pack(len(meta)) + meta, b"".join(groups))
+
+    def _journal_new(self, names):
+        """Journal the index of each new file (one the store does not list)
+        as its revlog would (``tr.add(index, 0)``), in one write: the
+        worker need not ask.  The journaled names."""
+        fncache = self.fncache
+        if fncache is None:
+            return []
+        indexes = [b"data/%s.i" % name for name in names]
+        new = [index for index in indexes if index not in fncache]
+        if new:
+            from ..txn import journal
+
+            journal.new_files(self.tr, new)
+        return new
+
     def _start(self):
         parent = os.getpid()
+        self._poll = select.poll()
+        self._by_fd = {}
         for _index in range(self.count):
             mine, theirs = socket.socketpair()
             with warnings.catch_warnings():
@@ -283,47 +345,48 @@ class _Workers:
                 try:
                     mine.close()
                     for other in self.workers:
-                        other.conn.close()
-                    code = self._work(theirs.detach(), parent)
+                        other.sock.close()
+                    code = self._work(theirs, parent)
                 finally:
                     os._exit(code)
             theirs.close()
-            conn = self._connection.Connection(mine.detach())
-            self.workers.append(_Worker(pid, conn))
+            worker = _Worker(pid, mine)
+            self.workers.append(worker)
+            self._by_fd[mine.fileno()] = worker
+            self._poll.register(mine.fileno(), select.POLLIN)
 
     def _idle_worker(self):
         while True:
             for worker in self.workers:
-                if worker.name is None:
+                if worker.task is None:
                     return worker
             self._serve()
 
     def _serve(self):
-        """Answer what the workers ask, note the ends of their files; raise
+        """Answer what the workers ask, note the ends of their tasks; raise
         what one of them failed with."""
-        ready = self._connection.wait([w.conn for w in self.workers])
-        for worker in self.workers:
-            if worker.conn not in ready:
-                continue
+        for fd, _event in self._poll.poll():
+            worker = self._by_fd[fd]
             try:
-                message = worker.conn.recv()
+                kind, payload = _recv(worker.sock)
             except (EOFError, OSError):
                 raise error.Abort(
                     _(b"a worker applying file revlogs died (applying %s)")
-                    % (worker.name or b"nothing")
+                    % b", ".join(worker.task or [b"nothing"])
                 )
-            kind = message[0]
-            if kind == "done":
-                _kind, revisions, entries = message
+            if kind == _DONE:
+                revisions, entries = pickle.loads(payload)
                 self.revisions += revisions
                 if self.fncache is not None:
                     for entry in entries:
                         self.fncache.add(entry)
-                worker.name = None
-            elif kind == "failed":
-                raise _rebuilt(message[1])
+                worker.task = None
+            elif kind == _FAILURE:
+                raise _rebuilt(pickle.loads(payload))
             else:
-                worker.conn.send(self._answer(kind, message[1:]))
+                question = pickle.loads(payload)
+                answer = self._answer(question[0], question[1:])
+                _send(worker.sock, _ANSWER, pickle.dumps(answer))
 
     def _answer(self, kind, args):
         tr = self.tr
@@ -362,7 +425,7 @@ class _Workers:
         for worker in workers:
             if complete:
                 try:
-                    worker.conn.send(None)
+                    _send(worker.sock, _STOP)
                 except OSError:
                     pass
             else:
@@ -371,7 +434,7 @@ class _Workers:
                 except OSError:
                     pass
         for worker in workers:
-            worker.conn.close()
+            worker.sock.close()
             try:
                 os.waitpid(worker.pid, 0)
             except OSError:
@@ -379,8 +442,8 @@ class _Workers:
 
     # -- a worker ------------------------------------------------------------
 
-    def _work(self, fd, parent):
-        """A worker's life: files until the parent says stop; the exit
+    def _work(self, sock, parent):
+        """A worker's life: tasks until the parent says stop; the exit
         code."""
         _die_with(parent)
         for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE"):
@@ -390,49 +453,60 @@ class _Workers:
                 signal.signal(
                     sig, signal.SIG_IGN if name == "SIGINT" else signal.SIG_DFL
                 )
-        conn = self._connection.Connection(fd)
         from . import changegroup
 
         changegroup.stock_in_this_process()
         entries = []
         if self.fncache is not None:
-            fncache_add = self.fncache.add
-
-            def add(entry):
-                entries.append(entry)
-                fncache_add(entry)
-
-            self.fncache.add = add
-        tr = _ParentsTransaction(conn)
+            # (the parent adds them to its list: this one is never written)
+            self.fncache.add = entries.append
+        tr = _ParentsTransaction(sock)
         while True:
             try:
-                name = conn.recv()
+                kind, payload = _recv(sock)
             except EOFError:
                 return 0
-            if name is None:
+            if kind != _TASK:
                 return 0
-            group = conn.recv_bytes()
+            (meta_size,) = _LENGTH.unpack_from(payload)
+            meta_end = _LENGTH.size + meta_size
+            names, sizes, journaled = pickle.loads(payload[_LENGTH.size : meta_end])
+            tr.journaled(journaled)
+            view = memoryview(payload)
+            pos = meta_end
+            revisions = 0
             try:
-                revisions = self.applier.apply(name, io.BytesIO(group), tr)
+                for name, size in zip(names, sizes):
+                    group = io.BytesIO(view[pos : pos + size])
+                    pos += size
+                    revisions += self.applier.apply(name, group, tr)
             except BaseException as exc:
-                conn.send(("failed", _portable(exc)))
+                _send(sock, _FAILURE, pickle.dumps(_portable(exc)))
                 return 0
-            conn.send(("done", revisions, entries[:]))
+            _send(sock, _DONE, pickle.dumps((revisions, entries[:])))
             del entries[:]
+
+
+_LENGTH = struct.Struct(">I")
 
 
 class _ParentsTransaction:
     """A worker's transaction: what the revlog asks of it is asked of the
     parent's, through the worker's connection, before the worker goes on."""
 
-    def __init__(self, conn):
-        self._conn = conn
+    def __init__(self, sock):
+        self._sock = sock
         self._added = set()
         self.filelog = None  # the filelog the worker applies
 
+    def journaled(self, names):
+        """``names`` were journaled by the parent (new files)."""
+        self._added.update(names)
+
     def _ask(self, kind, *args):
-        self._conn.send((kind,) + args)
-        status, result = self._conn.recv()
+        _send(self._sock, _QUESTION, pickle.dumps((kind,) + args))
+        reply, payload = _recv(self._sock)
+        status, result = pickle.loads(payload)
         if status == _FAILED:
             raise _rebuilt(result)
         return result
@@ -471,9 +545,11 @@ class _ParentsTransaction:
         )
 
     def __getattr__(self, name):
-        raise error.ProgrammingError(
-            b"fastio: a revlog applied in a worker asked its transaction for %s"
-            % name.encode("ascii", "replace")
+        # (what else a revlog might ask of a transaction is refused: the
+        # apply fails, and rolls back, rather than lose it in the worker)
+        raise AttributeError(
+            "fastio: a revlog applied in a worker asked its transaction for %s"
+            % name
         )
 
 
