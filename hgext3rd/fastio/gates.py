@@ -116,27 +116,36 @@ def _is_small(args, kwargs):
 
 def addchangegroupfiles(orig, repo, source, revmap, trp, expected, *args, **kw):
     small = getattr(_small, "current", None)
-    if small is None or small[0] is not source:
+    if small is not None and small[0] is source:
         if expected < SMALL_FILES:
             return orig(repo, source, revmap, trp, expected, *args, **kw)
-        # (the files of a changegroup that is not small: in worker processes
-        # when they are enough)
-        from .apply import parallel
+        from .apply import changegroup, parallel
 
-        return parallel.apply_files(orig, repo, source, revmap, trp, expected, *args, **kw)
-    if expected < SMALL_FILES:
+        return changegroup.engaged(
+            b"changegroup files",
+            lambda: parallel.apply_files(
+                orig, repo, source, revmap, trp, expected, *args, **kw
+            ),
+            source,
+            repo,
+            small[1],
+        )
+    # (the files of a changegroup that is not small: in worker processes
+    # when they are enough, its manifests then applied meanwhile)
+    if expected < SMALL_FILES and "_fastio_manifests" not in vars(source):
         return orig(repo, source, revmap, trp, expected, *args, **kw)
-    from .apply import changegroup, parallel
+    from .apply import parallel
 
-    return changegroup.engaged(
-        b"changegroup files",
-        lambda: parallel.apply_files(
-            orig, repo, source, revmap, trp, expected, *args, **kw
-        ),
-        source,
-        repo,
-        small[1],
-    )
+    return parallel.apply_files(orig, repo, source, revmap, trp, expected, *args, **kw)
+
+
+def unpackmanifests(orig, self, repo, *args, **kwargs):
+    small = getattr(_small, "current", None)
+    if small is not None and small[0] is self:
+        return orig(self, repo, *args, **kwargs)
+    from .apply import parallel
+
+    return parallel.unpack_manifests(orig, self, repo, *args, **kwargs)
 
 
 def checked_filelogheader(orig, self):

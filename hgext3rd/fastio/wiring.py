@@ -120,7 +120,12 @@ WRAPS = (
     ("changegroup apply", "cg1unpacker.apply", "gates:apply_changegroup",
      "a changegroup of 16 changesets or more (or not saying)"),
     ("changegroup apply", "_addchangegroupfiles", "gates:addchangegroupfiles",
-     "the files of a small changegroup, when they are 32 or more"),
+     "the files of a changegroup: in worker processes when they are many "
+     "(of a small one: the machinery when they are 32 or more)"),
+    ("changegroup apply", "cg1unpacker._unpackmanifests",
+     "gates:unpackmanifests",
+     "the manifests of a changegroup whose files go to workers (applied "
+     "while they work)"),
     ("changegroup apply", "cg1unpacker.filelogheader",
      "gates:checked_filelogheader",
      "every file header (a name Mercurial cannot store is an abort)"),

@@ -117,26 +117,124 @@ def why_not(orig, repo, source, bound):
 
 def apply_files(orig, repo, source, revmap, trp, expected, *args, **kwargs):
     """``_addchangegroupfiles`` with the file groups applied by workers when
-    that pays and is possible; else stock's."""
+    that pays and is possible; else stock's (after the manifests, when
+    :func:`unpack_manifests` kept them for now)."""
     ui = repo.ui
+    manifests = vars(source).pop("_fastio_manifests", None)
     workers = worker_count(ui)
-    minimum = ui.configint(b"devel", b"fastio.parallel-min-files")
-    if workers < 1 or expected < minimum:
-        return orig(repo, source, revmap, trp, expected, *args, **kwargs)
-    bound = compat.bind_args(orig, repo, source, revmap, trp, expected, *args, **kwargs)
-    reason = why_not(orig, repo, source, bound)
+    bound = None
+    if workers < 1 or expected < ui.configint(b"devel", b"fastio.parallel-min-files"):
+        reason = b""
+    else:
+        bound = compat.bind_args(
+            orig, repo, source, revmap, trp, expected, *args, **kwargs
+        )
+        reason = why_not(orig, repo, source, bound)
     if reason is not None:
-        ui.debug(b"fastio: files applied in one process: %s\n" % reason)
+        if reason:
+            ui.debug(b"fastio: files applied in one process: %s\n" % reason)
+        if manifests is not None:
+            manifests.apply()
         return orig(repo, source, revmap, trp, expected, *args, **kwargs)
     addgroup_kwargs = {
         name: bound[name]
         for name in ("delta_base_reuse_policy", "use_hasmeta_flag")
         if name in bound
     }
-    budget = ui.configbytes(b"fastio", b"apply-memory")
     applier = _Applier(repo, source, revmap, trp, addgroup_kwargs)
-    pool = _Workers(applier, workers, max(1, budget // (workers + 1)))
-    return pool.run(expected)
+    pool = _Workers(applier, workers, _group_budget(ui, workers))
+    return pool.run(expected, manifests)
+
+
+def _group_budget(ui, workers):
+    # a group in each worker, one being read, the manifests: each a share
+    return max(1, ui.configbytes(b"fastio", b"apply-memory") // (workers + 2))
+
+
+def unpack_manifests(orig, source, repo, revmap, trp, prog, *args, **kwargs):
+    """``cg1unpacker._unpackmanifests``: when the files will go to workers,
+    the manifest group is only read here, and applied by this process
+    while they work (:func:`apply_files`)."""
+    ui = repo.ui
+    workers = worker_count(ui)
+    bound = compat.bind_args(orig, source, repo, revmap, trp, prog, *args, **kwargs)
+    if (
+        workers < 1
+        or bound is None
+        or bound.get("addrevisioncb") is not None
+        or bound.get("debug_info") is not None
+        or ui.configbool(b"server", b"validate")
+        or not _files_come_here()
+        or why_not(None, repo, source, {}) is not None
+    ):
+        return orig(source, repo, revmap, trp, prog, *args, **kwargs)
+    stream = compat.changegroup_source(source)
+    group, whole = _read_group(stream, _group_budget(ui, workers))
+    if not whole:
+        # too large to hold: applied now, read on as stock reads it
+        reader = io.BufferedReader(_Joined(group, stream))
+        unpacker = type(source)(reader, b"UN")
+        return orig(unpacker, repo, revmap, trp, prog, *args, **kwargs)
+    source._fastio_manifests = _DeferredManifests(
+        orig, source, group, (repo, revmap, trp, prog) + args, kwargs
+    )
+
+
+def _files_come_here():
+    """Whether ``changegroup._addchangegroupfiles`` is the extension's gate
+    over stock's and nothing else: then the manifests kept for later are
+    applied (another wrapper might not call it)."""
+    from mercurial import changegroup
+    from .. import gates
+
+    outer = changegroup._addchangegroupfiles
+    inner = getattr(outer, "_origfunc", None)
+    return (
+        getattr(outer, "_unboundwrapper", None) is gates.addchangegroupfiles
+        and inner is not None
+        and getattr(inner, "_origfunc", None) is None
+    )
+
+
+class _DeferredManifests:
+    """A manifest group read whole, applied later by stock's
+    ``_unpackmanifests`` from memory."""
+
+    def __init__(self, orig, source, group, args, kwargs):
+        self._orig = orig
+        self._class = type(source)
+        self._group = group
+        self._args = args
+        self._kwargs = kwargs
+
+    def apply(self, pump=None):
+        """Apply them; ``pump()`` is called as they are read."""
+        group, self._group = self._group, None
+        reader = io.BytesIO(group) if pump is None else _Pumping(group, pump)
+        self._orig(self._class(reader, b"UN"), *self._args, **self._kwargs)
+
+
+class _Pumping(io.RawIOBase):
+    """Reads ``data``, calling ``pump()`` every ``every`` bytes read."""
+
+    def __init__(self, data, pump, every=64 * 1024):
+        self._data = memoryview(data)
+        self._pos = 0
+        self._pump = pump
+        self._every = every
+        self._next_pump = every
+
+    def readable(self):
+        return True
+
+    def read(self, size=-1):
+        pos = self._pos
+        end = len(self._data) if size < 0 else min(pos + size, len(self._data))
+        self._pos = end
+        if end >= self._next_pump:
+            self._next_pump = end + self._every
+            self._pump()
+        return bytes(self._data[pos:end])
 
 
 class _Applier:
@@ -168,6 +266,23 @@ class _Applier:
         except error.CensoredBaseError as e:
             raise error.Abort(_(b"received delta base is censored: %s") % e)
         return len(fl) - before
+
+
+def _read_group(stream, budget):
+    """``(bytes, whole)``: one revlog's chunks, framed, with the empty
+    chunk ending them (``whole``), or as many as fit ``budget``."""
+    parts = []
+    size = 0
+    while True:
+        chunk = cgmod.getchunk(stream)
+        if not chunk:
+            parts.append(cgmod.closechunk())
+            return b"".join(parts), True
+        parts.append(cgmod.chunkheader(len(chunk)))
+        parts.append(chunk)
+        size += len(chunk) + 4
+        if size > budget:
+            return b"".join(parts), False
 
 
 class _Joined(io.RawIOBase):
@@ -203,6 +318,8 @@ _HEADER = struct.Struct(">IB")
 _TASK, _STOP, _ANSWER = 1, 2, 3
 # worker -> parent: a question, the files applied, a failure
 _QUESTION, _DONE, _FAILURE = 4, 5, 6
+# (what the parent read: a file too large to hand over)
+_LARGE = 7
 
 
 def _send(sock, kind, payload=b"", data=b""):
@@ -249,63 +366,95 @@ class _Workers:
 
     # -- the parent ----------------------------------------------------------
 
-    def run(self, expected):
-        repo = self.repo
-        ui = repo.ui
-        source = self.applier.source
-        stream = compat.changegroup_source(source)
-        progress = ui.makeprogress(_(b"files"), unit=_(b"files"), total=expected)
-        files = 0
+    def run(self, expected, manifests=None):
+        """Apply the files (and ``manifests``, a deferred manifest group, in
+        this process meanwhile); ``(revisions, files)``."""
+        ui = self.repo.ui
+        self.source = self.applier.source
+        self.stream = compat.changegroup_source(self.source)
+        self.progress = ui.makeprogress(_(b"files"), unit=_(b"files"), total=expected)
+        self.files = 0
+        self._held = None  # what was read and not handed over yet
+        self._ended = False  # the last file was read
+        self._pumping = True  # the manifests' apply may hand files over
         complete = False
         self._start()
         try:
-            names, groups, size = [], [], 0
-            for chunkdata in iter(source.filelogheader, {}):
-                files += 1
-                name = chunkdata[b"filename"]
-                ui.debug(b"adding %s revisions\n" % name)
-                progress.increment()
-                group, whole = self._read_group(stream)
-                if not whole:
-                    # too large to hold: applied here, read on as stock does
-                    self.revisions += self.applier.apply(
-                        name, io.BufferedReader(_Joined(group, stream))
-                    )
-                    continue
-                names.append(name)
-                groups.append(group)
-                size += len(group)
-                if len(names) >= self.TASK_FILES or size >= self.TASK_BYTES:
-                    self._hand_over(names, groups)
-                    names, groups, size = [], [], 0
-            if names:
-                self._hand_over(names, groups)
+            if manifests is not None:
+                manifests.apply(self._pump)
+            while True:
+                item = self._next()
+                if item is None:
+                    break
+                self._take(item)
             while any(w.task is not None for w in self.workers):
                 self._serve()
-            progress.complete()
+            self.progress.complete()
             complete = True
         finally:
             self._stop(complete)
         ui.debug(
-            b"fastio: %d files applied by %d worker processes\n" % (files, self.count)
+            b"fastio: %d files applied by %d worker processes%s\n"
+            % (
+                self.files,
+                self.count,
+                b" (the manifests meanwhile)" if manifests is not None else b"",
+            )
         )
-        return self.revisions, files
+        return self.revisions, self.files
 
-    def _read_group(self, stream):
-        """``(bytes, whole)``: one file's chunks, framed, with the empty
-        chunk ending them (``whole``), or as many as fit the budget."""
-        parts = []
-        size = 0
-        while True:
-            chunk = cgmod.getchunk(stream)
-            if not chunk:
-                parts.append(cgmod.closechunk())
-                return b"".join(parts), True
-            parts.append(cgmod.chunkheader(len(chunk)))
-            parts.append(chunk)
-            size += len(chunk) + 4
-            if size > self.group_budget:
-                return b"".join(parts), False
+    def _take(self, item):
+        if item[0] == _LARGE:
+            # too large to hold: applied here, read on as stock does
+            _kind, name, group = item
+            self.revisions += self.applier.apply(
+                name, io.BufferedReader(_Joined(group, self.stream))
+            )
+        else:
+            self._hand_over(item[1], item[2])
+
+    def _pump(self):
+        """While the manifests are applied here: answer the workers, hand
+        the idle ones files (never blocks on a worker)."""
+        self._serve(0)
+        while self._pumping and any(w.task is None for w in self.workers):
+            item = self._next()
+            if item is None or item[0] == _LARGE:
+                # (a large group waits for the manifests: applied here)
+                self._held = item
+                self._pumping = False
+                return
+            self._hand_over(item[1], item[2])
+
+    def _next(self):
+        """What comes next in the changegroup: ``(_TASK, names, groups)``,
+        ``(_LARGE, name, part of its group)``, or None at the end."""
+        if self._held is not None:
+            item, self._held = self._held, None
+            return item
+        names, groups, size = [], [], 0
+        while (
+            not self._ended and len(names) < self.TASK_FILES and size < self.TASK_BYTES
+        ):
+            chunkdata = self.source.filelogheader()
+            if not chunkdata:
+                self._ended = True
+                break
+            self.files += 1
+            name = chunkdata[b"filename"]
+            self.repo.ui.debug(b"adding %s revisions\n" % name)
+            self.progress.increment()
+            group, whole = _read_group(self.stream, self.group_budget)
+            if not whole:
+                large = (_LARGE, name, group)
+                if not names:
+                    return large
+                self._held = large
+                break
+            names.append(name)
+            groups.append(group)
+            size += len(group)
+        return (_TASK, names, groups) if names else None
 
     def _hand_over(self, names, groups):
         journaled = self._journal_new(names)
@@ -362,10 +511,11 @@ class _Workers:
                     return worker
             self._serve()
 
-    def _serve(self):
+    def _serve(self, timeout=None):
         """Answer what the workers ask, note the ends of their tasks; raise
-        what one of them failed with."""
-        for fd, _event in self._poll.poll():
+        what one of them failed with (waits for one of them, at most
+        ``timeout`` ms)."""
+        for fd, _event in self._poll.poll(timeout):
             worker = self._by_fd[fd]
             try:
                 kind, payload = _recv(worker.sock)
@@ -548,8 +698,7 @@ class _ParentsTransaction:
         # (what else a revlog might ask of a transaction is refused: the
         # apply fails, and rolls back, rather than lose it in the worker)
         raise AttributeError(
-            "fastio: a revlog applied in a worker asked its transaction for %s"
-            % name
+            "fastio: a revlog applied in a worker asked its transaction for %s" % name
         )
 
 
