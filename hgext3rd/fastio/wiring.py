@@ -58,6 +58,7 @@ PARTS = {
     "stream apply": (AT_LOAD, "mercurial.streamclone", False),
     "changegroup apply": (AT_LOAD, "mercurial.changegroup", False),
     "changegroup machinery": (AT_FIRST_USE, "mercurial.vfs", False),
+    "apply worker": (AT_FIRST_USE, "mercurial.util", False),
     "shared compressors": (AT_FIRST_USE, "mercurial.util", False),
     "bundle reads": (AT_LOAD, "mercurial.exchange", False),
     "bundle copies": (AT_LOAD, "mercurial.bundlerepo", False),
@@ -122,6 +123,8 @@ WRAPS = (
     ("changegroup apply", "_addchangegroupfiles", "gates:addchangegroupfiles",
      "the files of a changegroup: in worker processes when they are many "
      "(of a small one: the machinery when they are 32 or more)"),
+    ("apply worker", "makedirs", "apply.parallel:_recorded_makedirs",
+     "a directory a worker of a parallel apply makes (recorded first)"),
     ("changegroup apply", "cg1unpacker._unpackmanifests",
      "gates:unpackmanifests",
      "the manifests of a changegroup whose files go to workers (applied "

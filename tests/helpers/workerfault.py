@@ -9,14 +9,19 @@ fastio's parallel apply, or the applying process).
            killparent  the applying process is killed (from a worker), then
                        the worker goes on slowly (its death is the test)
            interrupt   the applying process gets SIGINT (from a worker)
-           record      (no fault) appends "pid file" to $WORKERFAULT_LOG
+  $WORKERFAULT_LOG, if set, gets "pid name" of every group added
 """
 
 import os
 import signal
 import time
 
-from mercurial import error, extensions, filelog
+from mercurial import error, extensions, filelog, registrar
+
+configtable = {}
+configitem = registrar.configitem(configtable)
+configitem(b"workerfault", b"file", default=None)
+configitem(b"workerfault", b"action", default=None)
 
 
 def _addgroup(orig, self, *args, **kwargs):
@@ -24,7 +29,7 @@ def _addgroup(orig, self, *args, **kwargs):
     name = self._revlog.radix[len(b"data/") :]
     action = ui.config(b"workerfault", b"action")
     log = os.environ.get("WORKERFAULT_LOG")
-    if action == b"record" and log:
+    if log:
         with open(log, "ab") as fp:
             fp.write(b"%d %s\n" % (os.getpid(), name))
     if name == ui.config(b"workerfault", b"file"):

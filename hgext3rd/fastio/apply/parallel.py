@@ -521,8 +521,8 @@ class _Workers:
                 kind, payload = _recv(worker.sock)
             except (EOFError, OSError):
                 raise error.Abort(
-                    _(b"a worker applying file revlogs died (applying %s)")
-                    % b", ".join(worker.task or [b"nothing"])
+                    _(b"a worker applying file revlogs died (%s)")
+                    % _end_of(worker)
                 )
             if kind == _DONE:
                 revisions, entries = pickle.loads(payload)
@@ -553,6 +553,12 @@ class _Workers:
                 result = self._split(*args)
             elif kind == "report":
                 result = tr._report(*args)
+            elif kind == "dirs":
+                from ..txn import newpaths
+
+                # (the transaction itself: tr is the weak proxy stock passes)
+                real = self.repo.currenttransaction()
+                result = newpaths.NewPaths.of(self.repo, real).record(dirs=args[0])
             else:
                 raise error.ProgrammingError(b"fastio: unknown request %r" % kind)
         except Exception as exc:
@@ -573,6 +579,8 @@ class _Workers:
     def _stop(self, complete):
         workers, self.workers = self.workers, []
         for worker in workers:
+            if worker.pid is None:  # (dead, and waited for)
+                continue
             if complete:
                 try:
                     _send(worker.sock, _STOP)
@@ -585,6 +593,8 @@ class _Workers:
                     pass
         for worker in workers:
             worker.sock.close()
+            if worker.pid is None:
+                continue
             try:
                 os.waitpid(worker.pid, 0)
             except OSError:
@@ -611,6 +621,11 @@ class _Workers:
             # (the parent adds them to its list: this one is never written)
             self.fncache.add = entries.append
         tr = _ParentsTransaction(sock)
+        # (the directories it makes: recorded by the parent first)
+        _asking.transaction = tr
+        from .. import wiring
+
+        wiring.wire("apply worker")
         while True:
             try:
                 kind, payload = _recv(sock)
@@ -653,7 +668,7 @@ class _ParentsTransaction:
         """``names`` were journaled by the parent (new files)."""
         self._added.update(names)
 
-    def _ask(self, kind, *args):
+    def ask(self, kind, *args):
         _send(self._sock, _QUESTION, pickle.dumps((kind,) + args))
         reply, payload = _recv(self._sock)
         status, result = pickle.loads(payload)
@@ -663,23 +678,23 @@ class _ParentsTransaction:
 
     def add(self, file, offset):
         if file not in self._added:
-            self._ask("add", file, offset)
+            self.ask("add", file, offset)
             self._added.add(file)
 
     def findoffset(self, file):
-        return self._ask("findoffset", file)
+        return self.ask("findoffset", file)
 
     def addbackup(self, file, hardlink=True, location=b"", for_offset=False):
-        self._ask("addbackup", file, hardlink, location, for_offset)
+        self.ask("addbackup", file, hardlink, location, for_offset)
 
     def registertmp(self, tmpfile, location=b""):
-        self._ask("registertmp", tmpfile, location)
+        self.ask("registertmp", tmpfile, location)
 
     def addfinalize(self, category, callback):
         if not category.startswith(_SPLIT_CATEGORY):
             self._unsupported(b"a finalizer " + category)
         old_index, new_index = compat.split_index_files(self.filelog)
-        self._ask("split", category, old_index, new_index)
+        self.ask("split", category, old_index, new_index)
 
     def addabort(self, category, callback):
         # the split's abort callback restores the worker's revlog object
@@ -687,7 +702,7 @@ class _ParentsTransaction:
             self._unsupported(b"an abort callback " + category)
 
     def _report(self, message):
-        self._ask("report", message)
+        self.ask("report", message)
 
     def _unsupported(self, what):
         raise error.ProgrammingError(
@@ -700,6 +715,45 @@ class _ParentsTransaction:
         raise AttributeError(
             "fastio: a revlog applied in a worker asked its transaction for %s" % name
         )
+
+
+class _Asking:
+    # a worker's _ParentsTransaction (None in the applying process)
+    transaction = None
+
+
+_asking = _Asking()
+
+
+def _recorded_makedirs(orig, name, *args, **kwargs):
+    """``util.makedirs`` in a worker: the directories it is about to make
+    are recorded by the parent first (``txn.newpaths``: a rollback removes
+    them)."""
+    tr = _asking.transaction
+    if tr is not None:
+        missing = []
+        path = os.path.abspath(name)
+        while not os.path.isdir(path):
+            missing.append(path)
+            parent = os.path.dirname(path)
+            if parent == path:
+                break
+            path = parent
+        if missing:
+            tr.ask("dirs", missing[::-1])
+    return orig(name, *args, **kwargs)
+
+
+def _end_of(worker):
+    """How a worker that closed its connection ended (bytes)."""
+    try:
+        _pid, status = os.waitpid(worker.pid, 0)
+    except OSError:
+        return b"its end unknown"
+    worker.pid = None
+    if os.WIFSIGNALED(status):
+        return b"killed by signal %d" % os.WTERMSIG(status)
+    return b"exit status %d" % os.WEXITSTATUS(status)
 
 
 def _die_with(parent):
