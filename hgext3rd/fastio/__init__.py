@@ -68,6 +68,21 @@ decompresses it on the other core, without Python's lock.  A read that
 only waits (a network) gets no thread: the lock's hand-overs would cost
 more CPU time than they save.
 
+The files of a changegroup of 256 files or more (a clone, a large pull
+or unbundle), two thirds of a history-rich apply's time, are applied by
+worker processes, one per core (none with one core): forked when the files
+begin, each applies whole filelogs with Mercurial's own code, while the
+applying process reads the changegroup once, hands each file's group to
+the next free worker and applies the manifests meanwhile.  The store is
+byte for byte the one Mercurial writes.  The transaction stays the
+applying process's: a worker asks it to journal every file (and to record
+every directory) before writing there, so a failure in a worker, its
+death, the death of the applying process (its workers die with it) or an
+interrupt leaves what the rollback or ``hg recover`` restores.  Not on
+Windows (no ``fork``), with ``server.validate``, sidedata, a file index,
+revlog v2 or another extension wrapping Mercurial's function; ``--debug``
+says why.
+
 With ``fastio.compress-ahead`` (off by default), a changegroup of more
 than one block is read by a second thread a few blocks ahead whenever
 reading is slow or there is much to compress, which also decompresses
@@ -422,6 +437,19 @@ number is bytes).
   save: a 10k-file zstd bundle takes 0.85 of stock's time with it and 0.80
   without, and on a 30k-changeset history, where most revisions are small
   deltas it does not guess, 26.5 s with it against 23.2 s without.
+
+``fastio.apply-workers``
+  Worker processes applying a changegroup's files (see "What is
+  accelerated"): ``auto`` (the cores this process may run on, at most 8;
+  none with one core) or a number; ``0`` applies them in this process.
+  Default: ``auto``.
+
+``fastio.apply-memory``
+  Upper bound on the changegroup data read and not applied yet while
+  workers apply files (a share of it per worker, one for the file being
+  read, one for the manifests); a file's or the manifests' group larger
+  than its share is applied by the applying process, read on as
+  Mercurial reads it. Default: ``256MB``.
 
 ``fastio.durable``
   ``yes`` flushes what an apply wrote to stable storage before its

@@ -145,7 +145,9 @@ def unpackmanifests(orig, self, repo, *args, **kwargs):
         return orig(self, repo, *args, **kwargs)
     from .apply import parallel
 
-    return parallel.unpack_manifests(orig, self, repo, *args, **kwargs)
+    return parallel.unpack_manifests(
+        addchangegroupfiles, orig, self, repo, *args, **kwargs
+    )
 
 
 def checked_filelogheader(orig, self):

@@ -6,6 +6,8 @@ repository's filesystem whose files are removed afterwards
   $ hg debugfastio --config fastio.write-threads=3 | tee probe.out
   fastio * (glob)
   settings:
+    apply-memory: 256MB (default)
+    apply-workers: auto (default)
     background-write: auto (default)
     buffer-size: 1MB (default)
     compress-ahead: no (default)
@@ -28,7 +30,7 @@ repository's filesystem whose files are removed afterwards
     writer._writepool: built, in use: the writing pool (threads that never take Python's lock)
     apply._streamscan: built, in use: the stream pre-scan of a bundle's names
     mmap._populate: built, in use: mmap population without Python's lock
-  wiring: 5 of 25 parts in force in this command
+  wiring: 5 of 26 parts in force in this command
   mmap policy: * (glob)
   mmap populate: background (auto: the helper populates from a thread)
   mmap population: nothing mapped (changelog index)
@@ -183,7 +185,7 @@ parts of the modules this command loaded are in force, the apply's not yet
     stream apply (at load): not yet
     changegroup machinery (at first use): not yet
   $ hg debugfastio -v --files 4 | grep -c ' <- '
-  47
+  49
 
 Enabled by path from a copy of the package without its C helpers (a
 checkout where they were not built), it says so and what is lost

@@ -27,6 +27,8 @@ its default, and "hg config" knows them
   >     print(name, default, 'documented' if ok else 'MISSING')
   > print(len(paras), 'options in the help')
   > PY
+  apply-memory 256MB documented
+  apply-workers auto documented
   background-write auto documented
   buffer-size 1MB documented
   compress-ahead no documented
@@ -45,7 +47,7 @@ its default, and "hg config" knows them
   stream-writer yes documented
   write-buffer 1MB documented
   write-threads 0 documented
-  18 options in the help
+  20 options in the help
 
   $ grep -E '^(What|Bundle|Serving|Writing|Durable|Populating|Checking|Configuration)' help.txt
   What is accelerated
@@ -76,6 +78,8 @@ the option that turns it off, the report, and fresh servers' first requests
   single call
 
   $ hg config --exp-all-known fastio
+  fastio.apply-memory=256MB
+  fastio.apply-workers=auto
   fastio.background-write=auto
   fastio.buffer-size=1MB
   fastio.compress-ahead=False

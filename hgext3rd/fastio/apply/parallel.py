@@ -151,7 +151,9 @@ def _group_budget(ui, workers):
     return max(1, ui.configbytes(b"fastio", b"apply-memory") // (workers + 2))
 
 
-def unpack_manifests(orig, source, repo, revmap, trp, prog, *args, **kwargs):
+def unpack_manifests(
+    files_gate, orig, source, repo, revmap, trp, prog, *args, **kwargs
+):
     """``cg1unpacker._unpackmanifests``: when the files will go to workers,
     the manifest group is only read here, and applied by this process
     while they work (:func:`apply_files`)."""
@@ -164,7 +166,7 @@ def unpack_manifests(orig, source, repo, revmap, trp, prog, *args, **kwargs):
         or bound.get("addrevisioncb") is not None
         or bound.get("debug_info") is not None
         or ui.configbool(b"server", b"validate")
-        or not _files_come_here()
+        or not _files_come_here(files_gate)
         or why_not(None, repo, source, {}) is not None
     ):
         return orig(source, repo, revmap, trp, prog, *args, **kwargs)
@@ -180,17 +182,16 @@ def unpack_manifests(orig, source, repo, revmap, trp, prog, *args, **kwargs):
     )
 
 
-def _files_come_here():
+def _files_come_here(files_gate):
     """Whether ``changegroup._addchangegroupfiles`` is the extension's gate
-    over stock's and nothing else: then the manifests kept for later are
-    applied (another wrapper might not call it)."""
+    (``files_gate``) over stock's and nothing else: then the manifests kept
+    for later are applied (another wrapper might not call it)."""
     from mercurial import changegroup
-    from .. import gates
 
     outer = changegroup._addchangegroupfiles
     inner = getattr(outer, "_origfunc", None)
     return (
-        getattr(outer, "_unboundwrapper", None) is gates.addchangegroupfiles
+        getattr(outer, "_unboundwrapper", None) is files_gate
         and inner is not None
         and getattr(inner, "_origfunc", None) is None
     )
@@ -521,8 +522,7 @@ class _Workers:
                 kind, payload = _recv(worker.sock)
             except (EOFError, OSError):
                 raise error.Abort(
-                    _(b"a worker applying file revlogs died (%s)")
-                    % _end_of(worker)
+                    _(b"a worker applying file revlogs died (%s)") % _end_of(worker)
                 )
             if kind == _DONE:
                 revisions, entries = pickle.loads(payload)
