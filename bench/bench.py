@@ -41,12 +41,15 @@ against the source (stream) or stock's result (changegroup).  The summary
 at the end gives the ratios the project's targets are about, from this
 one run.
 
-Changegroup paths as users take them (``cgpaths.py``, issue 21): ``hg
-clone`` over http and ssh (client CPU time next to wall time, the server
-stock) and ``hg unbundle`` of bzip2-v2, zstd-v2 and none-v2 bundles, stock
+Changegroup paths as users take them (``cgpaths.py``, issues 21 and 42):
+``hg clone`` over http and ssh (client CPU time next to wall time, the
+server stock), ``hg unbundle`` of bzip2-v2, zstd-v2 and none-v2 bundles
+and, on the history-rich repositories, ``hg pull`` of the last 1,000
+changesets and of the last one; stock, serial (``fastio.apply-workers=0``)
 and fastio alternating, on a makerepo.py repository or on the
-history-rich one of ``makeproject.py`` (``CG_PLAN``; ``make bench`` runs
-the 10k-file row, ``make bench-cg`` the heavy ones).
+history-rich one of ``makeproject.py``, ``hist-1core`` on one core
+(``taskset -c 0``) (``CG_PLAN``; ``make bench`` runs the 10k-file row,
+``make bench-cg`` the heavy ones).
 
 The whole clone a user waits for (``e2e.py``, issue 24): ``hg clone
 http://`` from a stream v2 clone bundle on a second, static http server,
