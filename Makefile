@@ -99,11 +99,13 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench.py
 
 # changegroup paths as users take them (http and ssh clones, unbundle of
-# bzip2, zstd and none bundles), stock vs fastio: the 10k-file repository,
+# bzip2, zstd and none bundles, pulls of the history's last 1000 changesets
+# and of its last one), stock vs serial vs fastio: the 10k-file repository,
 # the history-rich one of fixtures/makeproject.py (20k files, 30k changesets;
-# built once into /dev/shm/hg-fastio-bench) and a 100k-file unbundle
+# built once into /dev/shm/hg-fastio-bench), its zstd unbundle on one core
+# and a 100k-file unbundle
 bench-cg: $(STAMP)
-	$(BIN)/python bench/bench.py --plan 10k-paths,hist-paths,100k-cg
+	$(BIN)/python bench/bench.py --plan 10k-paths,hist-paths,hist-1core,100k-cg
 
 # the whole clone a user waits for (bench/e2e.py, issue 24): hg clone
 # http:// from a stream v2 clone bundle on a second, static http server,

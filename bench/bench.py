@@ -41,12 +41,15 @@ against the source (stream) or stock's result (changegroup).  The summary
 at the end gives the ratios the project's targets are about, from this
 one run.
 
-Changegroup paths as users take them (``cgpaths.py``, issue 21): ``hg
-clone`` over http and ssh (client CPU time next to wall time, the server
-stock) and ``hg unbundle`` of bzip2-v2, zstd-v2 and none-v2 bundles, stock
+Changegroup paths as users take them (``cgpaths.py``, issues 21 and 42):
+``hg clone`` over http and ssh (client CPU time next to wall time, the
+server stock), ``hg unbundle`` of bzip2-v2, zstd-v2 and none-v2 bundles
+and, on the history-rich repositories, ``hg pull`` of the last 1,000
+changesets and of the last one; stock, serial (``fastio.apply-workers=0``)
 and fastio alternating, on a makerepo.py repository or on the
-history-rich one of ``makeproject.py`` (``CG_PLAN``; ``make bench`` runs
-the 10k-file row, ``make bench-cg`` the heavy ones).
+history-rich one of ``makeproject.py``, ``hist-1core`` on one core
+(``taskset -c 0``) (``CG_PLAN``; ``make bench`` runs the 10k-file row,
+``make bench-cg`` the heavy ones).
 
 The whole clone a user waits for (``e2e.py``, issue 24): ``hg clone
 http://`` from a stream v2 clone bundle on a second, static http server,
@@ -192,13 +195,17 @@ QUICK = [
 ]
 
 # changegroup paths as users take them (cgpaths.py): (name, repository of
-# cgpaths.REPOS, paths, runs), stock and fastio alternating
+# cgpaths.REPOS, paths, runs, cores: None for all, or the commands pinned
+# to that many with taskset), stock, serial and fastio alternating
 CG_PLAN = [
-    ("10k-paths", "10k", cgpaths.PATHS, 3),
-    ("hist-paths", "hist", cgpaths.PATHS, 3),
-    ("100k-cg", "100k", ["zstd"], 3),
+    ("10k-paths", "10k", cgpaths.PATHS, 3, None),
+    ("hist-paths", "hist", cgpaths.HIST_PATHS, 3, None),
+    # issue 42's scaling: the zstd unbundle on one core (no workers)
+    ("hist-1core", "hist", ["zstd"], 3, 1),
+    ("100k-cg", "100k", ["zstd"], 3, None),
     # for development: 2k files, 3k changesets, built in seconds
-    ("hist-small-paths", "hist-small", cgpaths.PATHS, 3),
+    ("hist-small-paths", "hist-small", cgpaths.HIST_PATHS, 3, None),
+    ("hist-small-1core", "hist-small", ["zstd"], 3, 1),
 ]
 # what make bench runs of them (make bench-cg: the heavy rows)
 CG_DEFAULT = ["10k-paths"]
@@ -988,7 +995,7 @@ def main(argv=None):
         )
         print("(%s: %.0f s)" % (name, time.time() - start), flush=True)
     cgresults = []
-    for name, spec, paths, runs in cgplan:
+    for name, spec, paths, runs, cpus in cgplan:
         start = time.time()
         if cgpaths.REPOS[spec][0] == "makerepo":
             size = cgpaths.REPOS[spec][1]
@@ -1002,9 +1009,9 @@ def main(argv=None):
             made = {}
         runs = max(1, int(round(runs * args.runs_scale)))
         samples, same = cgpaths.measure(
-            args.workdir, name, repo, paths, runs, env, made
+            args.workdir, name, repo, paths, runs, env, made, cpus
         )
-        cgresults.append((name, repo, samples, same, runs))
+        cgresults.append((name, spec, repo, samples, same, runs, cpus))
         print("(%s: %.0f s)" % (name, time.time() - start), flush=True)
     e2eresults = []
     for name, kind, size, runs in e2eplan:
@@ -1033,8 +1040,10 @@ def main(argv=None):
         print_table(size, fmt, results)
     for size, got in busy.items():
         print_busy(size, got)
-    for name, repo, samples, same, runs in cgresults:
-        cgpaths.print_table(name, repo, cgpaths.repo_stats(repo), samples, same, runs)
+    for name, spec, repo, samples, same, runs, cpus in cgresults:
+        cgpaths.print_table(
+            name, repo, cgpaths.repo_stats(repo), samples, same, runs, cpus
+        )
     for name, kind, size, runs, samples, ok, same in e2eresults:
         e2e.print_table(name, kind, size, samples, ok, same, runs)
     if overhead:
@@ -1046,15 +1055,15 @@ def main(argv=None):
     lines = []
     for size, got in busy.items():
         lines += busy_lines(size, got)
-    for name, repo, samples, same, runs in cgresults:
-        lines += cgpaths.summary_lines(name, samples)
+    for name, spec, repo, samples, same, runs, cpus in cgresults:
+        lines += cgpaths.summary_lines(name, samples, spec)
     for name, kind, size, runs, samples, ok, same in e2eresults:
         lines += e2e.summary_lines(name, kind, size, samples)
     summary(results, lines)
     differ = [
         "%s %s" % (row[0], path)
         for row in cgresults
-        for path, ok in row[3].items()
+        for path, ok in row[4].items()
         if not ok
     ]
     for name, kind, size, runs, samples, ok, same in e2eresults:
