@@ -164,7 +164,7 @@ A full disk in a worker (an LD_PRELOAD shim fails its writes):
   $ LD_PRELOAD="$TESTTMP/fault.so" FASTIO_FAIL_WRITE=data/d2/f7 hg -R dest unbundle -q all.hg
   transaction abort!
   rollback completed
-  abort: No space left on device
+  abort: error writing 'data/d2/f7.i': No space left on device
   [255]
   $ (cd dest/.hg/store && find . -mindepth 1 | sort | tr '\n' ' '; echo)
   ./requires 

@@ -249,11 +249,52 @@ def _waiting_first(orig, self, *args, **kwargs):
     return orig(self, *args, **kwargs)
 
 
-def stock_in_this_process():
-    """A forked worker of a parallel apply (``parallel``) writes as stock
-    writes: the opener, its writer's threads and the compression ahead are
-    its parent's (the threads do not exist in the fork)."""
-    _applying.opener = None
-    from . import compressors
+def worker_machinery(repo, tr, new_paths):
+    """In a forked worker of a parallel apply (``parallel``): this thread
+    opens revlogs through an opener and a file writer of its own (its
+    parent's threads are not in this process), with ``tr`` and
+    ``new_paths`` asking the parent; compression ahead is the parent's.
+    Returns ``finish(complete)``: every file closed (a close that failed
+    raises, when ``complete``)."""
+    from . import compressors, revlogwriter
+    from ..txn import storenames
+    from ..diag import report
+    from ..writer import filewriter
 
     compressors.stop_taking()
+    _applying.opener = None
+    if not _wire_machinery(repo.ui):
+        return lambda complete: None
+    settings = config.settings(repo.ui)
+    stats = report.OperationStats(b"changegroup worker")
+    file_writer = filewriter.for_operation(
+        repo.ui, settings, stats.filewriter, repo.vfs, compat.store_path(repo)
+    )
+    encode, rawvfs = storenames.encoder(repo.svfs)
+    opener = revlogwriter.RevlogOpener(
+        rawvfs,
+        file_writer,
+        stats.writer,
+        encode,
+        transaction=tr,
+        new_paths=new_paths,
+    )
+    opener.store_vfs = repo.svfs
+    _applying.opener = opener
+
+    def finish(complete):
+        _applying.opener = None
+        if not complete:
+            try:
+                opener.detach(False)
+            finally:
+                file_writer.finish(raise_errors=False)
+            return
+        try:
+            opener.detach(True)
+        except BaseException:
+            file_writer.finish(raise_errors=False)
+            raise
+        file_writer.finish()
+
+    return finish

@@ -311,6 +311,7 @@ class _Worker:
         self.pid = pid
         self.sock = sock
         self.task = None  # the names of the files it applies, None when idle
+        self.finished = False  # stopped, every file it wrote closed
 
 
 # a message: its payload's length, its kind, the payload
@@ -319,6 +320,8 @@ _HEADER = struct.Struct(">IB")
 _TASK, _STOP, _ANSWER = 1, 2, 3
 # worker -> parent: a question, the files applied, a failure
 _QUESTION, _DONE, _FAILURE = 4, 5, 6
+# worker -> parent: every file it wrote is closed (after a stop)
+_FINISHED = 8
 # (what the parent read: a file too large to hand over)
 _LARGE = 7
 
@@ -389,6 +392,11 @@ class _Workers:
                     break
                 self._take(item)
             while any(w.task is not None for w in self.workers):
+                self._serve()
+            # (the hooks and the transaction's close read what they wrote)
+            for worker in self.workers:
+                _send(worker.sock, _STOP)
+            while not all(w.finished for w in self.workers):
                 self._serve()
             self.progress.complete()
             complete = True
@@ -531,6 +539,10 @@ class _Workers:
                     for entry in entries:
                         self.fncache.add(entry)
                 worker.task = None
+            elif kind == _FINISHED:
+                worker.finished = True
+                # (it exits: its end is no news)
+                self._poll.unregister(fd)
             elif kind == _FAILURE:
                 raise _rebuilt(pickle.loads(payload))
             else:
@@ -577,23 +589,17 @@ class _Workers:
         self.tr.addfinalize(category, finalize)
 
     def _stop(self, complete):
+        """The workers ended: killed unless ``complete`` (they finished)."""
         workers, self.workers = self.workers, []
         for worker in workers:
-            if worker.pid is None:  # (dead, and waited for)
-                continue
-            if complete:
-                try:
-                    _send(worker.sock, _STOP)
-                except OSError:
-                    pass
-            else:
+            if worker.pid is not None and not complete:
                 try:
                     os.kill(worker.pid, signal.SIGKILL)
                 except OSError:
                     pass
         for worker in workers:
             worker.sock.close()
-            if worker.pid is None:
+            if worker.pid is None:  # (dead, and waited for)
                 continue
             try:
                 os.waitpid(worker.pid, 0)
@@ -613,9 +619,6 @@ class _Workers:
                 signal.signal(
                     sig, signal.SIG_IGN if name == "SIGINT" else signal.SIG_DFL
                 )
-        from . import changegroup
-
-        changegroup.stock_in_this_process()
         entries = []
         if self.fncache is not None:
             # (the parent adds them to its list: this one is never written)
@@ -624,15 +627,19 @@ class _Workers:
         # (the directories it makes: recorded by the parent first)
         _asking.transaction = tr
         from .. import wiring
+        from . import changegroup
 
         wiring.wire("apply worker")
+        # its own opener and file writer (the parent's threads are not in
+        # this process)
+        finish = changegroup.worker_machinery(self.repo, tr, _ParentsNewPaths(tr))
         while True:
             try:
                 kind, payload = _recv(sock)
             except EOFError:
                 return 0
             if kind != _TASK:
-                return 0
+                break
             (meta_size,) = _LENGTH.unpack_from(payload)
             meta_end = _LENGTH.size + meta_size
             names, sizes, journaled = pickle.loads(payload[_LENGTH.size : meta_end])
@@ -646,13 +653,35 @@ class _Workers:
                     pos += size
                     revisions += self.applier.apply(name, group, tr)
             except BaseException as exc:
+                finish(False)
                 _send(sock, _FAILURE, pickle.dumps(_portable(exc)))
                 return 0
             _send(sock, _DONE, pickle.dumps((revisions, entries[:])))
             del entries[:]
+        # stop: every file closed (a close that fails fails the apply)
+        try:
+            finish(True)
+        except BaseException as exc:
+            _send(sock, _FAILURE, pickle.dumps(_portable(exc)))
+            return 0
+        _send(sock, _FINISHED)
+        return 0
 
 
 _LENGTH = struct.Struct(">I")
+
+
+class _ParentsNewPaths:
+    """A worker's ``txn.newpaths.NewPaths``: the parent records."""
+
+    def __init__(self, tr):
+        self._tr = tr
+
+    def record(self, dirs=(), files=()):
+        if files:
+            raise error.ProgrammingError(b"fastio: a worker records no file")
+        if dirs:
+            self._tr.ask("dirs", list(dirs))
 
 
 class _ParentsTransaction:
