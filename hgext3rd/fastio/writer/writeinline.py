@@ -23,7 +23,14 @@ def make_dirs(dirs):
     """Make ``dirs`` (``(path, mode)``, outermost first)."""
     for path, mode in dirs:
         try:
-            util.makedir(path, True)
+            try:
+                util.makedir(path, True)
+            except FileExistsError:
+                # made meanwhile by someone else (another worker of a
+                # parallel apply): a directory is all it takes, as in the
+                # C pool
+                if not os.path.isdir(path):
+                    raise
             if mode >= 0:
                 os.chmod(path, mode)
         except OSError as exc:
