@@ -83,6 +83,15 @@ files make one task).
   $ storecompare ref dest
   stores identical: 50 files
 
+fastio.report counts what the workers wrote, as the serial apply's does:
+
+  $ for workers in 2 0; do
+  >   rm -rf dest; hg init dest
+  >   hg -R dest unbundle -q all.hg --config fastio.report=yes --config fastio.apply-workers=$workers 2>&1 | grep -E 'files written|bytes written' > report-$workers
+  > done
+  $ cmp report-2 report-0 && grep files report-2
+  fastio: files written: 49
+
 A pull into a repository that has the files: existing revlogs appended to,
 "grow" split from an inline revlog the transaction had touched (a backup
 and a finalization in the parent's transaction).

@@ -31,6 +31,8 @@ class _Applying(threading.local):
     # thread; a server's request threads, each applying a push to its
     # repository): the wrappers act on that thread's opens only
     opener = None
+    # its report.OperationStats (what workers of a parallel apply add to)
+    stats = None
 
 
 _applying = _Applying()
@@ -105,6 +107,7 @@ def engaged(operation, run, unpacker, repo, tr):
     ahead = _compressing_ahead(repo, unpacker, settings) if read_ahead else None
     stop_ahead = None
     applying.opener = opener
+    applying.stats = stats
     try:
         with compressors.shared(), compressors.taking(ahead):
             complete = False
@@ -124,6 +127,7 @@ def engaged(operation, run, unpacker, repo, tr):
             finally:
                 # no more deferred closes: later opens are stock's
                 applying.opener = None
+                applying.stats = None
                 try:
                     # (closes what is still open: a failing flush raises)
                     opener.detach(complete)
@@ -264,7 +268,7 @@ def worker_machinery(repo, tr, new_paths):
     compressors.stop_taking()
     _applying.opener = None
     if not _wire_machinery(repo.ui):
-        return lambda complete: None
+        return lambda complete: {}
     settings = config.settings(repo.ui)
     stats = report.OperationStats(b"changegroup worker")
     file_writer = filewriter.for_operation(
@@ -289,12 +293,50 @@ def worker_machinery(repo, tr, new_paths):
                 opener.detach(False)
             finally:
                 file_writer.finish(raise_errors=False)
-            return
+            return {}
         try:
             opener.detach(True)
         except BaseException:
             file_writer.finish(raise_errors=False)
             raise
         file_writer.finish()
+        return _counts(stats)
 
     return finish
+
+
+def _counts(stats):
+    c = stats.filewriter
+    return {
+        "files": stats.writer.files,
+        "bytes": stats.writer.bytes,
+        "closes": c.closes,
+        "background": c.background,
+        "wait_ns": c.wait_ns,
+        "threads": c.threads,
+        "peak_pending": c.peak_pending,
+        "slow_devices": sorted(_slow_devices()),
+    }
+
+
+def _slow_devices():
+    from ..writer import filewriter
+
+    return filewriter._slow_devices
+
+
+def add_worker_counts(counts):
+    """Add what a worker of this thread's parallel apply wrote to the
+    apply's report (and the filesystems it found slow to this process's)."""
+    _slow_devices().update(counts.get("slow_devices", ()))
+    stats = _applying.stats
+    if stats is None:
+        return
+    stats.writer.files += counts["files"]
+    stats.writer.bytes += counts["bytes"]
+    c = stats.filewriter
+    c.closes += counts["closes"]
+    c.background += counts["background"]
+    c.wait_ns += counts["wait_ns"]
+    c.threads = max(c.threads, counts["threads"])
+    c.peak_pending = max(c.peak_pending, counts["peak_pending"])

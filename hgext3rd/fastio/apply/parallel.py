@@ -47,6 +47,7 @@ import select
 import signal
 import socket
 import struct
+import time
 import warnings
 
 from mercurial import changegroup as cgmod, error
@@ -367,6 +368,12 @@ class _Workers:
         self.workers = []
         self.revisions = 0
         self.fncache = getattr(self.repo.store, "fncache", None)
+        from .. import config
+
+        self.wait_s = config.parse_timeout_s(
+            self.repo.ui.config(b"fastio", b"pending-timeout"),
+            config.option_name(self.repo.ui, b"pending-timeout"),
+        )
 
     # -- the parent ----------------------------------------------------------
 
@@ -541,6 +548,11 @@ class _Workers:
                 worker.task = None
             elif kind == _FINISHED:
                 worker.finished = True
+                counts = pickle.loads(payload)
+                if counts:
+                    from . import changegroup
+
+                    changegroup.add_worker_counts(counts)
                 # (it exits: its end is no news)
                 self._poll.unregister(fd)
             elif kind == _FAILURE:
@@ -597,14 +609,20 @@ class _Workers:
                     os.kill(worker.pid, signal.SIGKILL)
                 except OSError:
                     pass
+        # (a worker killed in a close that does not return, a hung network
+        # filesystem, ends when it returns: waited for as long as closes
+        # are once interrupted, then left; it dies with this process)
+        deadline = time.monotonic() + self.wait_s
         for worker in workers:
             worker.sock.close()
-            if worker.pid is None:  # (dead, and waited for)
-                continue
-            try:
-                os.waitpid(worker.pid, 0)
-            except OSError:
-                pass
+            while worker.pid is not None:
+                try:
+                    pid, _status = os.waitpid(worker.pid, 0 if complete else os.WNOHANG)
+                except OSError:
+                    break
+                if pid or time.monotonic() > deadline:
+                    break
+                time.sleep(0.005)
 
     # -- a worker ------------------------------------------------------------
 
@@ -660,11 +678,11 @@ class _Workers:
             del entries[:]
         # stop: every file closed (a close that fails fails the apply)
         try:
-            finish(True)
+            counts = finish(True)
         except BaseException as exc:
             _send(sock, _FAILURE, pickle.dumps(_portable(exc)))
             return 0
-        _send(sock, _FINISHED)
+        _send(sock, _FINISHED, pickle.dumps(counts))
         return 0
 
 
