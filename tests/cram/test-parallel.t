@@ -165,7 +165,8 @@ repository's (requires only), or the pull's base.
   $ storecompare firstonly base
   stores identical: 49 files
 
-A full disk in a worker (an LD_PRELOAD shim fails its writes):
+A full disk in a worker (an LD_PRELOAD shim fails its writes; the file named
+when the worker's file writer wrote it, as in one process):
 
   $ command -v gcc > /dev/null || exit 80
   $ gcc -O2 -shared -fPIC -o "$TESTTMP/fault.so" "$TESTDIR/../shims/faultshim.c" -ldl
@@ -173,7 +174,7 @@ A full disk in a worker (an LD_PRELOAD shim fails its writes):
   $ LD_PRELOAD="$TESTTMP/fault.so" FASTIO_FAIL_WRITE=data/d2/f7 hg -R dest unbundle -q all.hg
   transaction abort!
   rollback completed
-  abort: error writing 'data/d2/f7.i': No space left on device
+  abort: (error writing 'data/d2/f7.i': )?No space left on device (re)
   [255]
   $ (cd dest/.hg/store && find . -mindepth 1 | sort | tr '\n' ' '; echo)
   ./requires 
