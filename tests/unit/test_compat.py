@@ -248,3 +248,32 @@ def test_worker_count():
     assert 4 <= compat.worker_count(ui) <= 32
     ui.setconfig(b"worker", b"numcpus", b"3")
     assert compat.worker_count(ui) == 3
+
+
+def test_parallel_apply_internals(repo):
+    # what apply/parallel reads: the unpacker classes, a filelog opened to
+    # be written and its split index, the arguments of the functions it
+    # wraps (by name), the transaction's methods a worker asks for
+    from mercurial import transaction
+
+    classes = compat.changegroup_unpacker_classes()
+    assert changegroup.cg1unpacker in classes and changegroup.cg3unpacker in classes
+    assert compat._FILE_TAKES_WRITABLE.get(type(repo)) in (None, True, False)
+    with repo.lock(), repo.transaction(b"compat") as tr:
+        fl = compat.writable_filelog(repo, b"a")
+        index, split = compat.split_index_files(fl)
+        assert index == b"data/a.i" and split != index
+        assert tr.findoffset(b"data/a.i") is None
+    takes = compat._FILE_TAKES_WRITABLE[type(repo)]
+    assert takes == (_release() >= (7, 1))
+    bound = compat.bind_args(
+        changegroup._addchangegroupfiles, repo, None, None, None, 0, {}
+    )
+    assert bound["needfiles"] == {} and bound["addrevisioncb"] is None
+    assert "debug_info" in bound
+    bound = compat.bind_args(
+        changegroup.cg1unpacker._unpackmanifests, None, repo, None, None, None
+    )
+    assert bound["addrevisioncb"] is None and "debug_info" in bound
+    for method in ("add", "findoffset", "addbackup", "registertmp", "addfinalize"):
+        assert hasattr(transaction.transaction, method)
