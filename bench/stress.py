@@ -44,8 +44,11 @@ interrupt
 
 Usage: stress.py [--seed N] [--count N] [--kills N] [--interrupts N]
        [--formats v1,v2,...] [--jobs N] [--workdir DIR] [--stock-kills N]
-       [--durable METHOD]
+       [--durable METHOD] [--parallel]
 
+``--parallel`` applies the files of every changegroup in two worker
+processes (``fastio.apply-workers=2``, ``devel.fastio.parallel-min-files=1``),
+so that faults, kills and signals land in workers and in the handing over.
 ``--durable`` runs every fastio apply with ``fastio.durable=yes`` (the
 method: ``auto``, ``syncfs`` or ``fsync`` per file), so that kills also
 land in the flush.
@@ -95,7 +98,7 @@ HOSTILE = [
 # -- environment ----------------------------------------------------------------
 
 
-def write_hgrc(path, fastio, durable=None):
+def write_hgrc(path, fastio, durable=None, parallel=False):
     with open(path, "w") as f:
         f.write("[ui]\nusername = stress\n[experimental]\nstream-v3 = yes\n")
         if fastio:
@@ -103,6 +106,11 @@ def write_hgrc(path, fastio, durable=None):
         if fastio and durable:
             f.write("[fastio]\ndurable = yes\n")
             f.write("[devel]\nfastio.durable-method = %s\n" % durable)
+        if fastio and parallel:
+            # every changegroup's files applied by two worker processes
+            f.write("[fastio]\napply-workers = 2\n")
+            f.write("[devel]\nfastio.parallel-min-files = 1\n")
+            f.write("fastio.small-applies = false\n")
 
 
 def hg(work, args, cwd=None, stock=False, env_extra=None, timeout=120, **kw):
@@ -693,8 +701,8 @@ def interrupt_trial(job):
 # -- driver -------------------------------------------------------------------------
 
 
-def setup(work, durable=None):
-    write_hgrc(os.path.join(work, "hgrc"), True, durable)
+def setup(work, durable=None, parallel=False):
+    write_hgrc(os.path.join(work, "hgrc"), True, durable, parallel)
     write_hgrc(os.path.join(work, "hgrc-stock"), False)
     latencyshim.build(work, "closedelay.so")
     small = make_source(work, "src-small", 40, 5, 1)
@@ -783,6 +791,11 @@ def main():
         choices=("auto", "syncfs", "fsync"),
         help="applies with fastio.durable=yes, flushing by this method",
     )
+    ap.add_argument(
+        "--parallel",
+        action="store_true",
+        help="every changegroup's files applied by two worker processes",
+    )
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--workdir")
     ap.add_argument("--keep", action="store_true")
@@ -814,7 +827,7 @@ def main():
         ),
         flush=True,
     )
-    setup(work, args.durable)
+    setup(work, args.durable, args.parallel)
     jobs = [(work, args.seed, fmt, i) for fmt in formats for i in range(args.count)]
     kill_paths = [p for p in KILL_PATHS if p.split("-")[0] in formats]
     timed = args.kills or args.interrupts
