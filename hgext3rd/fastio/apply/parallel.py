@@ -13,16 +13,28 @@ they came), and hands it to the next free worker, which applies it with
 Mercurial's own ``filelog.addgroup`` (the same deltas, the same
 compression: the same bytes as stock).
 
+Files go over in tasks (up to 64 files or 512 KiB of groups: fewer
+messages for small files); the parent journals the index of each new file
+of a task (one the store's file list does not name) in one write before
+handing it over.  The manifest group, read whole first
+(:func:`unpack_manifests`), is applied by the parent meanwhile, from
+memory, handing files to idle workers as it goes (:class:`_Pumping`).
+
 The transaction stays the parent's.  A worker applies with a stand-in
 (:class:`_ParentsTransaction`) that asks the parent, and waits for the
 answer, for everything a revlog asks of a transaction: ``add`` (a file's
 offset journaled before the worker writes it), ``findoffset``,
 ``addbackup``, ``registertmp``; the split of an inline revlog has its
 finalization (the split index renamed over the old one) registered in the
-parent's transaction.  The store's file list (fncache) entries a worker
-adds go back to the parent with the end of each file.  A worker never
-writes a journal, never closes or aborts the transaction, and dies with its
-parent (``PR_SET_PDEATHSIG`` on Linux; elsewhere at the end of its file).
+parent's transaction.  Every directory a worker makes is recorded by the
+parent first (``txn.newpaths``: a rollback removes it).  The store's file
+list (fncache) entries a worker adds go back to the parent with the end of
+each task.  A worker writes through an opener and a file writer of its own
+(``changegroup.worker_machinery``: the parent's threads are not in the
+fork), and closes every file before it reports its end; its counts go to
+the parent's ``fastio.report``.  A worker never writes a journal, never
+closes or aborts the transaction, and dies with its parent
+(``PR_SET_PDEATHSIG`` on Linux; elsewhere at the end of its task).
 
 A failure in a worker (any exception: a bad delta, a censored base, a full
 disk) is raised by the parent, as stock raises it, after every worker has
