@@ -92,8 +92,25 @@ CREATES = """
 
 def creates(shim, tmp_path, spread, **env):
     top = tmp_path / ("spread" if spread else "one")
+    n = 0
+    while top.exists():
+        n += 1
+        top = tmp_path / ("%s%d" % ("spread" if spread else "one", n))
     top.mkdir()
     return run(shim, threaded(CREATES), env, str(top), str(spread))
+
+
+def fastest(measure, below, tries=3):
+    """The fastest of up to ``tries`` runs, stopping at one ``below``: an
+    overlap shows in one run, a busy machine (CI beside other work) can
+    hide it in another."""
+    best = None
+    for _ in range(tries):
+        took = measure()
+        best = took if best is None else min(best, took)
+        if best < below:
+            break
+    return best
 
 
 SERIAL = 40 * 0.002
@@ -106,14 +123,20 @@ def test_creates_in_one_directory_serialize(shim, tmp_path):
 
 def test_creates_in_many_directories_overlap(shim, tmp_path):
     one = creates(shim, tmp_path, 0, FASTIO_DELAY_CREATE_US="2000", FASTIO_DIRLOCK="1")
-    spread = creates(
-        shim, tmp_path, 1, FASTIO_DELAY_CREATE_US="2000", FASTIO_DIRLOCK="1"
+    spread = fastest(
+        lambda: creates(
+            shim, tmp_path, 1, FASTIO_DELAY_CREATE_US="2000", FASTIO_DIRLOCK="1"
+        ),
+        0.5 * max(one, SERIAL),
     )
     assert spread < 0.5 * max(one, SERIAL)
 
 
 def test_creates_overlap_without_dirlock(shim, tmp_path):
-    took = creates(shim, tmp_path, 0, FASTIO_DELAY_CREATE_US="2000")
+    took = fastest(
+        lambda: creates(shim, tmp_path, 0, FASTIO_DELAY_CREATE_US="2000"),
+        0.5 * SERIAL,
+    )
     assert took < 0.5 * SERIAL
 
 
