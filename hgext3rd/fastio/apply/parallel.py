@@ -45,7 +45,8 @@ Used for changegroups of ``devel.fastio.parallel-min-files`` files or more
 (``fastio.apply-workers`` workers: by default one per core, none with one
 core), where nothing needs the one-process order: not with
 ``server.validate`` (it checks files against manifests as they come), a
-callback per file revision (sidedata), ``--debug``'s delta statistics,
+callback per file revision (sidedata), delta statistics or
+``debug.revlog.debug-delta`` (what they print comes in stock's order),
 another extension wrapping the same function, a file index, revlog v2, an
 unpacker Mercurial does not list, or without ``fork``.  A group larger than
 its share of ``fastio.apply-memory`` is applied by the parent itself, read
@@ -119,6 +120,9 @@ def why_not(orig, repo, source, bound):
         return b"a callback per file revision (sidedata)"
     if bound.get("debug_info") is not None:
         return b"delta statistics are collected"
+    if repo.ui.configbool(b"debug", b"revlog.debug-delta"):
+        # (it prints per revision: in stock's order only from one process)
+        return b"debug.revlog.debug-delta prints every revision"
     if compat.fileindex(repo) is not None:
         return b"the store has a file index"
     if any(b"revlogv2" in r for r in repo.requirements):
