@@ -13,6 +13,21 @@ here on changegroups of any size (devel.fastio.parallel-min-files).
   > apply-workers = 2
   > EOF
   $ stock() { hg --config extensions.fastio=! "$@"; }
+  $ workers_alive() {
+  >   # the processes in $TESTTMP/pids still running (a zombie waits for a
+  >   # reaper: it is dead)
+  >   "$PYTHON" -c '
+  > import sys
+  > alive = []
+  > for pid in {int(l.split()[0]) for l in open(sys.argv[1])}:
+  >     try:
+  >         state = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0]
+  >     except OSError:
+  >         continue
+  >     if state != "Z":
+  >         alive.append(pid)
+  > print("workers alive:", alive)' "$TESTTMP/pids"
+  > }
 
 A history of 5 changesets, 40 files in 4 directories; "grow" is inline in the
 first changeset and outgrows an inline revlog later (its split is finalized
@@ -202,18 +217,7 @@ hg recover restores the repository.
   Killed
   [137]
   $ sleep 0.5
-  $ "$PYTHON" - "$TESTTMP/pids" <<EOF
-  > import sys
-  > alive = []
-  > for pid in {int(l.split()[0]) for l in open(sys.argv[1])}:
-  >     try:
-  >         state = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0]
-  >     except OSError:
-  >         continue
-  >     if state != "Z":  # (a zombie waits for a reaper: it is dead)
-  >         alive.append(pid)
-  > print("workers alive:", alive)
-  > EOF
+  $ workers_alive
   workers alive: []
   $ hg -R dest recover -q --verify
   $ (cd dest/.hg/store && find . -mindepth 1 | grep -v undo | sort | tr '\n' ' '; echo)
@@ -232,16 +236,5 @@ An interrupt (SIGINT to the applying process, from a worker):
   [255]
   $ (cd dest/.hg/store && find . -mindepth 1 | sort | tr '\n' ' '; echo)
   ./requires 
-  $ "$PYTHON" - "$TESTTMP/pids" <<EOF
-  > import sys
-  > alive = []
-  > for pid in {int(l.split()[0]) for l in open(sys.argv[1])}:
-  >     try:
-  >         state = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0]
-  >     except OSError:
-  >         continue
-  >     if state != "Z":  # (a zombie waits for a reaper: it is dead)
-  >         alive.append(pid)
-  > print("workers alive:", alive)
-  > EOF
+  $ workers_alive
   workers alive: []

@@ -80,25 +80,14 @@ def engaged(operation, run, unpacker, repo, tr):
         return run()
     settings = config.settings(repo.ui)
     from mercurial import bundle2
-    from . import buffers, compressors, precompress, revlogwriter
-    from ..txn import newpaths, storenames
+    from . import buffers, compressors, precompress
+    from ..txn import newpaths
     from ..diag import report
-    from ..writer import filewriter
 
     stats = report.OperationStats(operation)
-    file_writer = filewriter.for_operation(
-        repo.ui, settings, stats.filewriter, repo.vfs, compat.store_path(repo)
+    opener, file_writer = _opener(
+        repo, settings, stats, tr, newpaths.NewPaths.of(repo, tr)
     )
-    encode, rawvfs = storenames.encoder(repo.svfs)
-    opener = revlogwriter.RevlogOpener(
-        rawvfs,
-        file_writer,
-        stats.writer,
-        encode,
-        transaction=tr,
-        new_paths=newpaths.NewPaths.of(repo, tr),
-    )
-    opener.store_vfs = repo.svfs
     stream = compat.changegroup_source(unpacker)
     # a bundle2 part ends where the changegroup ends: it can be read ahead
     # (not a raw peer stream, where the protocol goes on after it)
@@ -146,6 +135,29 @@ def engaged(operation, run, unpacker, repo, tr):
     stats.ahead = ahead
     report.emit(repo.ui, settings, stats)
     return result
+
+
+def _opener(repo, settings, stats, tr, new_paths):
+    """``(RevlogOpener, FileWriter)`` of one apply (or one worker's part of
+    it) on ``repo``'s store, counting into ``stats``."""
+    from . import revlogwriter
+    from ..txn import storenames
+    from ..writer import filewriter
+
+    file_writer = filewriter.for_operation(
+        repo.ui, settings, stats.filewriter, repo.vfs, compat.store_path(repo)
+    )
+    encode, rawvfs = storenames.encoder(repo.svfs)
+    opener = revlogwriter.RevlogOpener(
+        rawvfs,
+        file_writer,
+        stats.writer,
+        encode,
+        transaction=tr,
+        new_paths=new_paths,
+    )
+    opener.store_vfs = repo.svfs
+    return opener, file_writer
 
 
 def settle():
@@ -260,10 +272,8 @@ def worker_machinery(repo, tr, new_paths):
     ``new_paths`` asking the parent; compression ahead is the parent's.
     Returns ``finish(complete)``: every file closed (a close that failed
     raises, when ``complete``)."""
-    from . import compressors, revlogwriter
-    from ..txn import storenames
+    from . import compressors
     from ..diag import report
-    from ..writer import filewriter
 
     compressors.stop_taking()
     _applying.opener = None
@@ -271,19 +281,7 @@ def worker_machinery(repo, tr, new_paths):
         return lambda complete: {}
     settings = config.settings(repo.ui)
     stats = report.OperationStats(b"changegroup worker")
-    file_writer = filewriter.for_operation(
-        repo.ui, settings, stats.filewriter, repo.vfs, compat.store_path(repo)
-    )
-    encode, rawvfs = storenames.encoder(repo.svfs)
-    opener = revlogwriter.RevlogOpener(
-        rawvfs,
-        file_writer,
-        stats.writer,
-        encode,
-        transaction=tr,
-        new_paths=new_paths,
-    )
-    opener.store_vfs = repo.svfs
+    opener, file_writer = _opener(repo, settings, stats, tr, new_paths)
     _applying.opener = opener
 
     def finish(complete):

@@ -578,32 +578,32 @@ class _Workers:
                 answer = self._answer(question[0], question[1:])
                 _send(worker.sock, _ANSWER, pickle.dumps(answer))
 
+    # the transaction's methods a worker's question names, answered as they
+    # are (the others: _split, _record_dirs)
+    _ASKED_AS_IS = frozenset(
+        ("add", "findoffset", "addbackup", "registertmp", "_report")
+    )
+
     def _answer(self, kind, args):
-        tr = self.tr
         try:
-            if kind == "add":
-                result = tr.add(*args)
-            elif kind == "findoffset":
-                result = tr.findoffset(*args)
-            elif kind == "addbackup":
-                result = tr.addbackup(*args)
-            elif kind == "registertmp":
-                result = tr.registertmp(*args)
+            if kind in self._ASKED_AS_IS:
+                result = getattr(self.tr, kind)(*args)
             elif kind == "split":
                 result = self._split(*args)
-            elif kind == "report":
-                result = tr._report(*args)
             elif kind == "dirs":
-                from ..txn import newpaths
-
-                # (the transaction itself: tr is the weak proxy stock passes)
-                real = self.repo.currenttransaction()
-                result = newpaths.NewPaths.of(self.repo, real).record(dirs=args[0])
+                result = self._record_dirs(*args)
             else:
                 raise error.ProgrammingError(b"fastio: unknown request %r" % kind)
         except Exception as exc:
             return (_FAILED, _portable(exc))
         return (_OK, result)
+
+    def _record_dirs(self, dirs):
+        from ..txn import newpaths
+
+        # (the transaction itself: self.tr is the weak proxy stock passes)
+        real = self.repo.currenttransaction()
+        newpaths.NewPaths.of(self.repo, real).record(dirs=dirs)
 
     def _split(self, category, old_index, new_index):
         # what the worker's revlog registered: at the transaction's close,
@@ -765,7 +765,7 @@ class _ParentsTransaction:
             self._unsupported(b"an abort callback " + category)
 
     def _report(self, message):
-        self.ask("report", message)
+        self.ask("_report", message)
 
     def _unsupported(self, what):
         raise error.ProgrammingError(
